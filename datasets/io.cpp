@@ -1,0 +1,70 @@
+#include "datasets/io.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace nlpzoo {
+
+std::vector<std::string> read_lines(const std::string& path) {
+  require_file(path, "text file");
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open for reading");
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(std::move(line));
+  if (in.bad()) throw UserError(path + ": read error");
+  return lines;
+}
+
+std::string read_file(const std::string& path) {
+  require_file(path, "file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot open for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void require_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw UserError(path + ": no such file (" + what + ")");
+  if (access(path.c_str(), R_OK) != 0) throw UserError(path + ": not readable (" + what + ")");
+}
+
+void atomic_write(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  try {
+    write(tmp);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  // fsync so that a crash right after the rename cannot leave an empty file behind.
+  if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
+    fsync(fileno(f));
+    std::fclose(f);
+  } else {
+    throw UserError(path + ": could not write (temporary file " + tmp + " missing)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw UserError(path + ": could not rename the temporary file into place");
+  }
+}
+
+void atomic_write_text(const std::string& path, const std::string& contents) {
+  atomic_write(path, [&](const std::string& tmp) {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw UserError(path + ": cannot open for writing");
+    out << contents;
+    out.flush();
+    if (!out) throw UserError(path + ": write failed (disk full?)");
+  });
+}
+
+}  // namespace nlpzoo

@@ -1,0 +1,35 @@
+#pragma once
+// File I/O shared by every layer: errors that name what went wrong, and atomic writes.
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nlpzoo {
+
+/// An error caused by the user's input (file, line, option, checkpoint). The CLI prints
+/// `nlpzoo: error: <what()>` and exits with status 1; nothing else catches it.
+class UserError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a UTF-8 text file into lines (without the trailing '\n'; a trailing '\r' is kept).
+/// Throws UserError naming `path` when it is missing or unreadable.
+std::vector<std::string> read_lines(const std::string& path);
+
+/// Reads a whole file as bytes. Throws UserError naming `path` when it cannot be read.
+std::string read_file(const std::string& path);
+
+/// Writes `path` atomically: `write` fills `<path>.tmp.<pid>`, which is then fsync'ed and
+/// renamed over `path`. If `write` throws, the temporary file is removed and `path` is left
+/// as it was. Throws UserError naming the path on any I/O failure.
+void atomic_write(const std::string& path, const std::function<void(const std::string& tmp_path)>& write);
+
+/// atomic_write of a string's bytes.
+void atomic_write_text(const std::string& path, const std::string& contents);
+
+/// Throws UserError("<path>: no such file (<what>)") unless `path` is a readable regular file.
+void require_file(const std::string& path, const std::string& what);
+
+}  // namespace nlpzoo

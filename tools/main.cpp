@@ -1,0 +1,102 @@
+// nlpzoo: one binary, one subcommand per tools/cmd_*.cpp.
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "datasets/io.h"
+#include "tools/command.h"
+
+namespace nlpzoo::cli {
+
+namespace {
+std::vector<Command>& registry() {
+  static std::vector<Command> r;
+  return r;
+}
+
+// libgomp reads OMP_WAIT_POLICY once, when it is loaded, i.e. before main runs. With it
+// unset, OpenMP workers spin while OpenBLAS's threads run the matrix products and each
+// side slows the other (2.5-2.8x on 2 cores), so we set it and re-execute ourselves once.
+void ensure_passive_openmp(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);  // only returns on failure: carry on with spinning workers
+}
+
+// Intra-op threads: NLPZOO_THREADS, else every core. OpenBLAS gets the same count
+// through torch (it is called from within torch's intra-op region).
+void configure_threads() {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("NLPZOO_THREADS")) n = std::max(1, std::atoi(env));
+  torch::set_num_threads(std::max(1, n));
+}
+
+void print_usage() {
+  std::cout << "Usage: nlpzoo COMMAND [OPTIONS]   (nlpzoo COMMAND --help for its options)\n\n"
+               "Commands:\n";
+  std::map<std::string, std::string> sorted;
+  for (const auto& c : registry()) sorted[c.name] = c.summary;
+  for (const auto& [name, summary] : sorted) {
+    std::string pad(name.size() < 18 ? 18 - name.size() : 1, ' ');
+    std::cout << "  " << name << pad << summary << "\n";
+  }
+  std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores).\n";
+}
+}  // namespace
+
+bool register_command(Command command) {
+  registry().push_back(std::move(command));
+  return true;
+}
+const std::vector<Command>& commands() { return registry(); }
+
+}  // namespace nlpzoo::cli
+
+int main(int argc, char** argv) {
+  using namespace nlpzoo::cli;
+  ensure_passive_openmp(argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage();
+    return args.empty() ? 1 : 0;
+  }
+  // The longest registered name that prefixes the arguments wins ("tokenize train").
+  const Command* chosen = nullptr;
+  size_t words = 0;
+  for (const auto& c : commands()) {
+    std::vector<std::string> parts;
+    for (size_t s = 0, e; s <= c.name.size(); s = e + 1) {
+      e = c.name.find(' ', s);
+      if (e == std::string::npos) e = c.name.size();
+      parts.push_back(c.name.substr(s, e - s));
+    }
+    if (parts.size() > args.size() || parts.size() <= words) continue;
+    if (std::equal(parts.begin(), parts.end(), args.begin())) {
+      chosen = &c;
+      words = parts.size();
+    }
+  }
+  if (chosen == nullptr) {
+    std::cerr << "nlpzoo: error: unknown command '" << args[0] << "' (see nlpzoo --help)\n";
+    return 1;
+  }
+  configure_threads();
+  try {
+    return chosen->run(std::vector<std::string>(args.begin() + words, args.end()));
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "nlpzoo " << chosen->name << ": error: " << e.what() << " (see nlpzoo "
+              << chosen->name << " --help)\n";
+  } catch (const nlpzoo::UserError& e) {
+    std::cerr << "nlpzoo " << chosen->name << ": error: " << e.what() << "\n";
+  } catch (const c10::Error& e) {
+    std::cerr << "nlpzoo " << chosen->name << ": error: " << e.what_without_backtrace() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "nlpzoo " << chosen->name << ": error: " << e.what() << "\n";
+  }
+  return 1;
+}

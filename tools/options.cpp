@@ -1,0 +1,26 @@
+#include "tools/options.h"
+
+#include <iostream>
+
+namespace nlpzoo::cli {
+
+std::optional<po::variables_map> parse_args(const std::vector<std::string>& args,
+                                            const po::options_description& desc,
+                                            const std::string& usage,
+                                            const std::vector<std::string>& positional) {
+  po::options_description all(desc);
+  all.add_options()("help,h", "show this help and exit");
+  po::positional_options_description pos;
+  for (size_t i = 0; i < positional.size(); ++i)
+    pos.add(positional[i].c_str(), i + 1 == positional.size() ? -1 : 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << "Usage: nlpzoo " << usage << "\n\n" << all << std::flush;
+    return std::nullopt;
+  }
+  po::notify(vm);
+  return vm;
+}
+
+}  // namespace nlpzoo::cli

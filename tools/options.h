@@ -1,0 +1,22 @@
+#pragma once
+// Command-line parsing shared by every subcommand (Boost.ProgramOptions).
+#include <boost/program_options.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nlpzoo::cli {
+
+namespace po = boost::program_options;
+
+/// Parses `args` against `desc` (plus --help). Prints "Usage: nlpzoo <usage>" and the option
+/// table and returns nullopt when --help is given. Unknown options and bad values throw
+/// po::error, which main reports naming the option. `positional` names options that may
+/// also be given positionally, in order; the last one may repeat.
+std::optional<po::variables_map> parse_args(const std::vector<std::string>& args,
+                                            const po::options_description& desc,
+                                            const std::string& usage,
+                                            const std::vector<std::string>& positional = {});
+
+}  // namespace nlpzoo::cli
