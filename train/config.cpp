@@ -1,0 +1,178 @@
+#include "train/config.h"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "datasets/io.h"
+
+namespace nlpzoo {
+
+namespace po = boost::program_options;
+
+ConfigSchema& ConfigSchema::add(const std::string& key, const std::string& default_value,
+                                const std::string& help, std::vector<std::string> choices) {
+  if (const auto* k = find(key)) {
+    if (k->default_value != default_value)
+      throw std::logic_error("config key '" + key + "' declared twice with different defaults");
+    return *this;
+  }
+  keys_.push_back({key, default_value, help, std::move(choices)});
+  return *this;
+}
+
+ConfigSchema& ConfigSchema::merge(const ConfigSchema& other) {
+  for (const auto& k : other.keys_) add(k.key, k.default_value, k.help, k.choices);
+  return *this;
+}
+
+const ConfigKey* ConfigSchema::find(const std::string& key) const {
+  for (const auto& k : keys_)
+    if (k.key == key) return &k;
+  return nullptr;
+}
+
+std::string ConfigSchema::help_text() const {
+  std::ostringstream out;
+  for (const auto& k : keys_) {
+    std::string head = "  --" + k.key + " (=" + k.default_value + ")";
+    out << head << std::string(head.size() < 34 ? 34 - head.size() : 1, ' ') << k.help;
+    if (!k.choices.empty()) {
+      out << " [";
+      for (size_t i = 0; i < k.choices.size(); ++i) out << (i ? "|" : "") << k.choices[i];
+      out << "]";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
+namespace {
+
+po::options_description describe(const ConfigSchema& schema) {
+  po::options_description desc;
+  for (const auto& k : schema.keys()) desc.add_options()(k.key.c_str(), po::value<std::string>(), k.help.c_str());
+  return desc;
+}
+
+void check_choice(const ConfigSchema& schema, const std::string& key, const std::string& value,
+                  const std::string& origin) {
+  const auto* k = schema.find(key);
+  if (k == nullptr || k->choices.empty()) return;
+  for (const auto& c : k->choices)
+    if (c == value) return;
+  std::string allowed;
+  for (const auto& c : k->choices) allowed += (allowed.empty() ? "" : ", ") + c;
+  throw UserError(origin + ": config key '" + key + "' has value '" + value + "'; expected one of " + allowed);
+}
+
+void apply(Config& config, const ConfigSchema& schema, const po::parsed_options& parsed, const std::string& origin) {
+  for (const auto& opt : parsed.options) {
+    if (opt.unregistered || schema.find(opt.string_key) == nullptr)
+      throw UserError(origin + ": unknown config key '" + opt.string_key + "' (see nlpzoo train --help)");
+    if (opt.value.empty()) throw UserError(origin + ": config key '" + opt.string_key + "' needs a value");
+    check_choice(schema, opt.string_key, opt.value.back(), origin);
+    config.set(opt.string_key, opt.value.back());
+  }
+}
+
+Config defaults(const ConfigSchema& schema) {
+  Config c;
+  for (const auto& k : schema.keys()) c.set(k.key, k.default_value);
+  return c;
+}
+
+}  // namespace
+
+Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
+                       const std::vector<std::string>& overrides) {
+  Config config = defaults(schema);
+  auto desc = describe(schema);
+  if (!ini_path.empty()) {
+    require_file(ini_path, "config");
+    std::ifstream in(ini_path);
+    try {
+      apply(config, schema, po::parse_config_file(in, desc, /*allow_unregistered=*/true), ini_path);
+    } catch (const po::error& e) {
+      throw UserError(ini_path + ": " + e.what());
+    }
+  }
+  try {
+    apply(config, schema, po::command_line_parser(overrides).options(desc).allow_unregistered().run(),
+          "command line");
+  } catch (const po::error& e) {
+    throw UserError(std::string("command line: ") + e.what());
+  }
+  return config;
+}
+
+Config Config::from_ini_text(const ConfigSchema& schema, const std::string& text, const std::string& origin) {
+  Config config = defaults(schema);
+  std::istringstream in(text);
+  try {
+    apply(config, schema, po::parse_config_file(in, describe(schema), /*allow_unregistered=*/true), origin);
+  } catch (const po::error& e) {
+    throw UserError(origin + ": " + e.what());
+  }
+  return config;
+}
+
+std::string Config::to_ini() const {
+  std::ostringstream out;
+  out << "# Resolved nlpzoo config: defaults < config file < command line.\n";
+  for (const auto& [k, v] : values_) out << k << " = " << v << "\n";
+  return out.str();
+}
+
+const std::string& Config::get(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw std::logic_error("config key '" + key + "' was never declared");
+  return it->second;
+}
+
+int64_t Config::get_int(const std::string& key) const {
+  const auto& v = get(key);
+  try {
+    size_t used = 0;
+    int64_t x = std::stoll(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw UserError("config key '" + key + "': expected an integer, got '" + v + "'");
+}
+
+double Config::get_double(const std::string& key) const {
+  const auto& v = get(key);
+  try {
+    size_t used = 0;
+    double x = std::stod(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw UserError("config key '" + key + "': expected a number, got '" + v + "'");
+}
+
+bool Config::get_bool(const std::string& key) const {
+  const auto& v = get(key);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  throw UserError("config key '" + key + "': expected true or false, got '" + v + "'");
+}
+
+std::string read_task_name(const std::string& ini_path) {
+  require_file(ini_path, "config");
+  std::ifstream in(ini_path);
+  po::options_description desc;
+  desc.add_options()("task", po::value<std::string>());
+  po::variables_map vm;
+  try {
+    po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
+  } catch (const po::error& e) {
+    throw UserError(ini_path + ": " + e.what());
+  }
+  if (!vm.count("task")) throw UserError(ini_path + ": missing the 'task' key (e.g. task = translation)");
+  return vm["task"].as<std::string>();
+}
+
+}  // namespace nlpzoo

@@ -1,0 +1,29 @@
+#include "train/task.h"
+
+#include "datasets/io.h"
+
+namespace nlpzoo {
+
+std::string to_string(Split split) {
+  switch (split) {
+    case Split::kTrain: return "train";
+    case Split::kValid: return "valid";
+    case Split::kTest: return "test";
+  }
+  return "?";
+}
+
+Split parse_split(const std::string& name) {
+  if (name == "train") return Split::kTrain;
+  if (name == "valid" || name == "dev") return Split::kValid;
+  if (name == "test") return Split::kTest;
+  throw UserError("unknown split '" + name + "' (expected train, valid or test)");
+}
+
+Batch Batch::to(const torch::Device& device) const {
+  Batch out = *this;
+  for (auto& [name, t] : out.tensors) t = t.to(device, /*non_blocking=*/true);
+  return out;
+}
+
+}  // namespace nlpzoo

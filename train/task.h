@@ -1,0 +1,65 @@
+#pragma once
+// The seam between models and the training loop (ARCHITECTURE.md). A Task builds its model
+// from the config, cuts its data into batches, computes the loss and exports. The Trainer
+// sees only this interface.
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "train/config.h"
+
+namespace nlpzoo {
+
+enum class Split { kTrain, kValid, kTest };
+std::string to_string(Split split);
+/// "train" | "valid" | "test" (also "dev" for valid); throws UserError otherwise.
+Split parse_split(const std::string& name);
+
+/// One batch: named tensors (task-specific) on CPU or on the device.
+struct Batch {
+  std::map<std::string, torch::Tensor> tensors;
+  int64_t num_examples = 0;
+  int64_t num_tokens = 0;  // tokens the loss is summed over (for per-token loss and tokens/s)
+
+  Batch to(const torch::Device& device) const;
+};
+
+struct LossOutput {
+  torch::Tensor loss_sum;  // scalar float: summed over the batch's num_tokens tokens
+  int64_t num_tokens = 0;
+};
+
+/// Where a task finds its inputs and keeps what it makes (tokenizer models).
+struct TaskContext {
+  std::string data_dir;  // corpus folder given by --data-dir (may be empty on load)
+  std::string run_dir;   // the run folder
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  /// Reads data and builds the model for `config`. May fill derived keys into `config`
+  /// (e.g. vocabulary sizes) so that the resolved config alone rebuilds the model.
+  /// Throws UserError for a missing or malformed corpus.
+  virtual void setup(Config& config, const TaskContext& context, bool load_data) = 0;
+
+  virtual std::shared_ptr<torch::nn::Module> model() = 0;
+
+  /// Batches of `split` in `epoch`: a deterministic plan (shuffled by seed and epoch for
+  /// train). make_batch is called from the prefetch thread, in order.
+  virtual int64_t num_batches(Split split, int64_t epoch) = 0;
+  virtual Batch make_batch(Split split, int64_t epoch, int64_t index) = 0;
+
+  /// Summed loss of a batch already on the model's device.
+  virtual LossOutput loss(const Batch& batch) = 0;
+
+  /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
+  /// checkpoint alone can rebuild and use its model.
+  virtual std::map<std::string, std::string> artifacts() const { return {}; }
+  virtual void restore_artifacts(const std::map<std::string, std::string>& blobs) {}
+};
+
+}  // namespace nlpzoo
