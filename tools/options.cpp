@@ -24,3 +24,29 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
 }
 
 }  // namespace nlpzoo::cli
+
+#include <filesystem>
+
+#include "datasets/io.h"
+
+namespace nlpzoo::cli {
+
+std::string checkpoint_in(const std::string& run_dir, const std::string& which) {
+  if (which != "best" && which != "last") throw UserError("--checkpoint " + which + ": expected best or last");
+  const std::string path = run_dir + "/checkpoint_" + which + ".pt";
+  if (!std::filesystem::exists(path))
+    throw UserError(path + ": no such checkpoint (train one with: nlpzoo train --config FILE.ini --run-dir " + run_dir + ")");
+  return path;
+}
+
+std::vector<std::string> read_stdin_lines() {
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace nlpzoo::cli

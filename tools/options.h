@@ -20,3 +20,14 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
                                             const std::vector<std::string>& positional = {});
 
 }  // namespace nlpzoo::cli
+
+namespace nlpzoo::cli {
+
+/// run_dir/checkpoint_<which>.pt for which = best | last; throws UserError naming the file
+/// (and how to make one) when it does not exist.
+std::string checkpoint_in(const std::string& run_dir, const std::string& which);
+
+/// Reads stdin to the end, one entry per line ('\r' stripped).
+std::vector<std::string> read_stdin_lines();
+
+}  // namespace nlpzoo::cli
