@@ -1,5 +1,7 @@
 #include "train/checkpoint.h"
 
+#include <map>
+
 #include "datasets/io.h"
 
 namespace nlpzoo {
@@ -81,32 +83,31 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
 CheckpointContents read_checkpoint_header(const std::string& path) {
   auto archive = open_archive(path);
   CheckpointContents c;
-  try {
+  // InputArchive::read into a defined tensor keeps that tensor's dtype and reinterprets the
+  // bytes, so every entry is read into a fresh tensor.
+  auto read = [&](const std::string& key) {
     torch::Tensor t;
-    archive.read("task", t);
-    c.task = tensor_bytes(t);
-    archive.read("config", t);
-    c.config = tensor_bytes(t);
-    archive.read("artifact_names", t);
-    std::string names = tensor_bytes(t);
+    archive.read(key, t);
+    return t;
+  };
+  try {
+    c.task = tensor_bytes(read("task"));
+    c.config = tensor_bytes(read("config"));
+    std::string names = tensor_bytes(read("artifact_names"));
     for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1) {
       std::string name = names.substr(start, end - start);
-      archive.read("artifact." + name, t);
-      c.artifacts[name] = tensor_bytes(t);
+      c.artifacts[name] = tensor_bytes(read("artifact." + name));
     }
-    archive.read("state.counters", t);
-    auto counters = t.contiguous();
+    auto counters = read("state.counters").contiguous();
     c.state.step = counters[0].item<int64_t>();
     c.state.epoch = counters[1].item<int64_t>();
     c.state.batch_index = counters[2].item<int64_t>();
     c.state.bad_validations = counters[3].item<int64_t>();
-    archive.read("state.values", t);
-    auto values = tensor_doubles(t);
+    auto values = tensor_doubles(read("state.values"));
     c.state.lr = values.at(0);
     c.state.best_valid_loss = values.at(1);
     c.state.elapsed_s = values.at(2);
-    archive.read("state.schedule", t);
-    c.state.schedule_state = tensor_doubles(t);
+    c.state.schedule_state = tensor_doubles(read("state.schedule"));
   } catch (const c10::Error& e) {
     throw UserError(path + ": incomplete nlpzoo checkpoint: " + e.what_without_backtrace());
   }
@@ -116,6 +117,11 @@ CheckpointContents read_checkpoint_header(const std::string& path) {
 void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                              bool restore_rng) {
   auto archive = open_archive(path);
+  // Module::load resizes a parameter to whatever the file holds (it calls Tensor::set_), so
+  // a checkpoint of another size would load "successfully": compare shapes ourselves.
+  std::map<std::string, std::vector<int64_t>> expected;
+  for (const auto& p : model.named_parameters()) expected[p.key()] = p.value().sizes().vec();
+  for (const auto& b : model.named_buffers()) expected[b.key()] = b.value().sizes().vec();
   try {
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
@@ -124,6 +130,14 @@ void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, 
     throw UserError(path + ": parameters do not match the model built from its config (" +
                     std::string(e.what_without_backtrace()).substr(0, 200) + ")");
   }
+  auto mismatch = [&](const std::string& name, const torch::Tensor& t) {
+    if (t.sizes().vec() == expected.at(name)) return;
+    throw UserError(path + ": parameter '" + name + "' has shape " + c10::str(t.sizes()) + " but the model built from " +
+                    "its config expects " + c10::str(c10::IntArrayRef(expected.at(name))) +
+                    " (a checkpoint of another model or config)");
+  };
+  for (const auto& p : model.named_parameters()) mismatch(p.key(), p.value());
+  for (const auto& b : model.named_buffers()) mismatch(b.key(), b.value());
   if (optimizer != nullptr) {
     torch::serialize::InputArchive opt_archive;
     if (!archive.try_read("optimizer", opt_archive)) throw UserError(path + ": has no optimizer state to resume from");
