@@ -274,25 +274,42 @@ void export_seq2seq(const std::string& out_path, Seq2SeqImpl& model,
 
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+// The elements of a method's tuple result, checked for arity: a file whose methods return
+// something else is not a twin this code can drive.
+std::vector<c10::IValue> tuple_of(const c10::IValue& v, size_t size, const char* method) {
+  if (!v.isTuple() || v.toTupleRef().elements().size() != size)
+    throw UserError(std::string("not an nlpzoo seq2seq export: '") + method + "' does not return a " +
+                    std::to_string(size) + "-tuple");
+  return v.toTupleRef().elements().vec();
+}
+
+}  // namespace
+
 ScriptedSeq2Seq::ScriptedSeq2Seq(torch::jit::Module module) : module_(std::move(module)) {
-  for (const char* m : {"encode", "step"})
+  for (const char* m : {"encode", "step", "translate_greedy"})
     if (!module_.find_method(m)) throw UserError(std::string("not an nlpzoo seq2seq export: no method '") + m + "'");
   for (const char* a : {"tgt_vocab_size", "cell", "attention", "input_feeding"})
     if (!module_.hasattr(a)) throw UserError(std::string("not an nlpzoo seq2seq export: no attribute '") + a + "'");
   tgt_vocab_size_ = module_.attr("tgt_vocab_size").toInt();
+  has_keys_ = module_.attr("attention").toStringRef() != "none";
+  has_c_ = module_.attr("cell").toStringRef() == "lstm";
+  has_feed_ = module_.attr("input_feeding").toBool();
 }
 
 DecoderState ScriptedSeq2Seq::init(const torch::Tensor& src) {
-  auto out = module_.get_method("encode")({src}).toTuple();
-  const auto& e = out->elements();
+  TORCH_CHECK(src.dim() == 2, "src must be [B, S] int64, got ", src.sizes());
+  auto out = module_.get_method("encode")({src});
+  const auto e = tuple_of(out, 7, "encode");
   DecoderState st;
   st.tensors["states"] = e[0].toTensor();
   st.tensors["mask"] = e[1].toTensor();
-  if (module_.attr("attention").toStringRef() != "none") st.tensors["keys"] = e[2].toTensor();
+  if (has_keys_) st.tensors["keys"] = e[2].toTensor();
   st.tensors["summary"] = e[3].toTensor();
   st.tensors["h"] = e[4].toTensor();
-  if (module_.attr("cell").toStringRef() == "lstm") st.tensors["c"] = e[5].toTensor();
-  if (module_.attr("input_feeding").toBool()) st.tensors["feed"] = e[6].toTensor();
+  if (has_c_) st.tensors["c"] = e[5].toTensor();
+  if (has_feed_) st.tensors["feed"] = e[6].toTensor();
   return st;
 }
 
@@ -300,21 +317,22 @@ DecoderStep ScriptedSeq2Seq::step(const DecoderState& state, const torch::Tensor
   const auto& t = state.tensors;
   const auto& states = t.at("states");
   const int64_t N = states.size(0);
-  // Tensors this configuration does not use travel as zero-width placeholders.
-  auto or_empty = [&](const char* name, std::vector<int64_t> shape) {
-    return t.count(name) ? t.at(name) : torch::zeros(shape, states.options());
+  // The twin's step has one signature for every configuration; unused tensors travel as
+  // zero-width placeholders, built here so that the DecoderState holds what the eager one does.
+  auto or_empty = [&](const char* name, bool used, std::vector<int64_t> shape) {
+    return used ? t.at(name) : torch::zeros(shape, states.options());
   };
-  auto out = module_.get_method("step")({prev_tokens, states, t.at("mask"), or_empty("keys", {N, states.size(1), 0}),
-                                         t.at("summary"), t.at("h"), or_empty("c", {N, 0}),
-                                         or_empty("feed", {N, 0})}).toTuple();
-  const auto& e = out->elements();
+  auto out = module_.get_method("step")({prev_tokens, states, t.at("mask"),
+                                         or_empty("keys", has_keys_, {N, states.size(1), 0}), t.at("summary"),
+                                         t.at("h"), or_empty("c", has_c_, {N, 0}), or_empty("feed", has_feed_, {N, 0})});
+  const auto e = tuple_of(out, 5, "step");
   DecoderStep step;
   step.log_probs = e[0].toTensor();
-  if (module_.attr("attention").toStringRef() != "none") step.attention = e[1].toTensor();
+  if (has_keys_) step.attention = e[1].toTensor();
   step.state = state;
   step.state.tensors["h"] = e[2].toTensor();
-  if (t.count("c")) step.state.tensors["c"] = e[3].toTensor();
-  if (t.count("feed")) step.state.tensors["feed"] = e[4].toTensor();
+  if (has_c_) step.state.tensors["c"] = e[3].toTensor();
+  if (has_feed_) step.state.tensors["feed"] = e[4].toTensor();
   return step;
 }
 
