@@ -247,10 +247,11 @@ std::string seq2seq_export_readme(const Seq2SeqOptions& o) {
     << "  translate_greedy(src[B,S] int64, max_len) -> tokens[B,T] int64 (up to EOS, then PAD)\n\n"
     << "Python:\n"
     << "  import torch\n"
-    << "  files = {'README.txt': '', 'config.ini': ''}  # names to read; filled on load\n"
+    << "  files = {'config.ini': '', 'spm.src.model': '', 'spm.tgt.model': ''}  # filled with bytes on load\n"
     << "  m = torch.jit.load('model.pt', _extra_files=files)\n"
     << "  out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)\n"
-    << "Tokenize with the SentencePiece model(s) stored next to this file (spm.*.model), if any.\n";
+    << "The exporter may store the SentencePiece models (spm.*.model) and the training config\n"
+    << "inside this file as extra files, as above; tokenize with them before encode.\n";
   return s.str();
 }
 
