@@ -253,15 +253,16 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
         const double total = value[a][c];
         if (total == kNegInf) break;  // sorted: only impossible candidates follow
         const int64_t k = index[a][c] / vocab, token = index[a][c] % vocab, row = a * K + k;
+        // Only EOS ranked within the beam ends a hypothesis, as if the beam had kept it;
+        // with beam size 1 this is exactly greedy's choice.
+        if (token == kEosId && c >= K) continue;
         std::vector<std::vector<float>> att;
         if (attention.defined()) {
           att = old[k].attention;
           att.push_back(attention_row(attention, row, src_len[b]));
         }
         if (token == kEosId) {
-          // Only EOS ranked within the beam ends a hypothesis, as if the beam had kept it;
-          // with beam size 1 this is exactly greedy's choice.
-          if (c < K) pool[b].push_back(make_hypothesis(old[k].tokens, total, true, std::move(att), options));
+          pool[b].push_back(make_hypothesis(old[k].tokens, total, true, std::move(att), options));
           continue;
         }
         Beam beam;
