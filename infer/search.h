@@ -103,8 +103,8 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 /// returns greedy's hypothesis or a better-scoring, longer one.
 ///
 /// src: as for greedy_search. Returns, per sentence, its n_best hypotheses best first (ties
-/// in score keep the order they were found in); fewer only if the model gives fewer than
-/// n_best hypotheses a finite log-prob. Throws UserError on invalid options (--beam-size,
+/// in score keep the order they were found in); fewer only when the model's -inf log-probs
+/// leave fewer than beam_size possible continuations (never with a real softmax). Throws UserError on invalid options (--beam-size,
 /// --n-best, and those of greedy_search), c10::Error when src is not a 2-D int64 tensor.
 std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, const torch::Tensor& src,
                                                  const SearchOptions& options);
