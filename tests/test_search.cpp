@@ -1,0 +1,573 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+#include "infer/search.h"
+#include "models/seq2seq/seq2seq.h"
+
+using namespace nlpzoo;
+
+namespace {
+
+constexpr int64_t kA = 4, kB = 5;  // the fake decoders' two words
+using Tokens = std::vector<int64_t>;
+using Dist = std::map<int64_t, double>;  // token -> probability; unlisted tokens get 0
+
+// The log-prob the search sees for probability p: the fake decoder hands it over as float32.
+double flog(double p) { return static_cast<double>(static_cast<float>(std::log(p))); }
+
+// A deterministic decoder whose next-token distribution is looked up by the prefix decoded
+// so far (BOS excluded); unlisted prefixes use `fallback`. The prefix lives in the state, so
+// beam reordering through DecoderState::index_select moves it along. Records every prefix it
+// is asked to extend and the rows of every step call.
+class TableDecoder : public IncrementalDecoder {
+ public:
+  TableDecoder(std::map<Tokens, Dist> table, Dist fallback, int64_t vocab = 6)
+      : table_(std::move(table)), fallback_(std::move(fallback)), vocab_(vocab) {}
+
+  DecoderState init(const torch::Tensor& src) override {
+    DecoderState st;
+    st.tensors["prefix"] = torch::empty({src.size(0), 0}, torch::kLong).to(src.device());
+    return st;
+  }
+
+  DecoderStep step(const DecoderState& state, const torch::Tensor& prev_tokens) override {
+    auto prefix = torch::cat({state.tensors.at("prefix"), prev_tokens.unsqueeze(1)}, 1);
+    auto host = prefix.to(torch::kCPU).contiguous();
+    const int64_t n = host.size(0), width = host.size(1);
+    rows_per_call.push_back(n);
+    auto log_probs = torch::full({n, vocab_}, -std::numeric_limits<float>::infinity());
+    auto lp = log_probs.accessor<float, 2>();
+    auto px = host.accessor<int64_t, 2>();
+    for (int64_t r = 0; r < n; ++r) {
+      EXPECT_EQ(px[r][0], kBosId);
+      Tokens p;
+      for (int64_t i = 1; i < width; ++i) p.push_back(px[r][i]);
+      extended.push_back(p);
+      auto it = table_.find(p);
+      for (const auto& [token, prob] : it == table_.end() ? fallback_ : it->second)
+        lp[r][token] = static_cast<float>(std::log(prob));
+    }
+    DecoderStep out;
+    out.log_probs = log_probs.to(prev_tokens.device());
+    out.state.tensors["prefix"] = prefix;
+    return out;
+  }
+
+  int64_t target_vocab_size() const override { return vocab_; }
+
+  std::vector<Tokens> extended;
+  std::vector<int64_t> rows_per_call;
+
+ private:
+  std::map<Tokens, Dist> table_;
+  Dist fallback_;
+  int64_t vocab_;
+};
+
+torch::Tensor one_source() { return torch::tensor({kA, kEosId}, torch::kLong).view({1, 2}); }
+
+SearchOptions opts(int64_t beam, int64_t n_best, double alpha) {
+  SearchOptions o;
+  o.beam_size = beam;
+  o.n_best = n_best;
+  o.length_penalty = alpha;
+  return o;
+}
+
+// A small random attention RNN whose EOS logit is raised a little, so that hypotheses end at
+// different lengths instead of all running to the maximum (bias 0) or stopping at once
+// (bias >= 0.5); an untrained model has no better reason to end.
+Seq2Seq random_seq2seq(uint64_t seed, CellType cell = CellType::kGru, AttentionType att = AttentionType::kAdditive,
+                       double eos_bias = 0.3) {
+  torch::manual_seed(seed);
+  Seq2Seq model(Seq2SeqOptions().src_vocab_size(13).tgt_vocab_size(11).embed_dim(8).hidden_size(12)
+                    .num_layers(1).cell(cell).attention(att).attention_dim(7).dropout(0.0));
+  model->eval();
+  torch::NoGradGuard ng;
+  model->output->bias[kEosId] += eos_bias;
+  return model;
+}
+
+// Four sources of lengths 5, 3, 6 and 2 (EOS included), padded at the end.
+torch::Tensor padded_sources() {
+  return torch::tensor({5, 6, 7, 8, 3, 0,
+                        9, 4, 3, 0, 0, 0,
+                        10, 11, 12, 5, 6, 3,
+                        7, 3, 0, 0, 0, 0},
+                       torch::kLong)
+      .view({4, 6});
+}
+const std::vector<int64_t> kPaddedLengths = {5, 3, 6, 2};
+
+void expect_scored_consistently(const Hypothesis& h, const SearchOptions& o) {
+  EXPECT_EQ(h.length, static_cast<int64_t>(h.tokens.size()) + (h.finished ? 1 : 0));
+  EXPECT_NEAR(h.score, h.log_prob / length_penalty(h.length, o.length_penalty, o.length_penalty_form), 1e-12);
+  for (int64_t t : h.tokens) {
+    EXPECT_NE(t, kEosId);
+    EXPECT_NE(t, kBosId);
+    EXPECT_NE(t, kPadId);
+  }
+}
+
+template <typename F>
+std::string user_error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no UserError>";
+}
+
+}  // namespace
+
+TEST(SearchLengthPenalty, CourseAndGnmtValuesByHand) {
+  using F = LengthPenaltyForm;
+  EXPECT_DOUBLE_EQ(length_penalty(1, 0.7, F::kCourse), 1.0);
+  EXPECT_DOUBLE_EQ(length_penalty(4, 0.5, F::kCourse), 2.0);
+  EXPECT_NEAR(length_penalty(8, 1.0 / 3.0, F::kCourse), 2.0, 1e-12);
+  EXPECT_DOUBLE_EQ(length_penalty(3, 2.0, F::kCourse), 9.0);
+  EXPECT_DOUBLE_EQ(length_penalty(10, 0.0, F::kCourse), 1.0);
+  // GNMT: ((5 + len) / 6)^alpha.
+  EXPECT_DOUBLE_EQ(length_penalty(1, 0.7, F::kGnmt), 1.0);
+  EXPECT_DOUBLE_EQ(length_penalty(7, 1.0, F::kGnmt), 2.0);
+  EXPECT_NEAR(length_penalty(13, 0.5, F::kGnmt), std::sqrt(3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(length_penalty(19, 2.0, F::kGnmt), 16.0);
+  EXPECT_DOUBLE_EQ(length_penalty(10, 0.0, F::kGnmt), 1.0);
+  EXPECT_THROW(length_penalty(0, 0.7, F::kCourse), std::invalid_argument);
+}
+
+TEST(SearchLengthPenalty, ParsesFormNames) {
+  EXPECT_EQ(parse_length_penalty_form("course"), LengthPenaltyForm::kCourse);
+  EXPECT_EQ(parse_length_penalty_form("gnmt"), LengthPenaltyForm::kGnmt);
+  EXPECT_NE(user_error_of([] { parse_length_penalty_form("wu"); }).find("'wu'"), std::string::npos);
+}
+
+TEST(SearchOptionsValidation, BadOptionsNameTheFlag) {
+  TableDecoder model({}, {{kEosId, 1.0}});
+  auto src = one_source();
+  auto beam = [&](SearchOptions o) { return user_error_of([&] { beam_search(model, src, o); }); };
+  auto greedy = [&](SearchOptions o) { return user_error_of([&] { greedy_search(model, src, o); }); };
+  SearchOptions o;
+  o.beam_size = 0;
+  o.n_best = 0;
+  EXPECT_NE(beam(o).find("--beam-size"), std::string::npos);
+  o = SearchOptions();
+  o.n_best = 0;
+  EXPECT_NE(beam(o).find("--n-best"), std::string::npos);
+  o.n_best = 6;  // > beam_size 5
+  EXPECT_NE(beam(o).find("--n-best"), std::string::npos);
+  o = SearchOptions();
+  o.max_length = 0;
+  EXPECT_NE(beam(o).find("--max-length"), std::string::npos);
+  EXPECT_NE(greedy(o).find("--max-length"), std::string::npos);
+  o = SearchOptions();
+  o.max_length_ratio = -1;
+  EXPECT_NE(greedy(o).find("--max-length-ratio"), std::string::npos);
+  o = SearchOptions();
+  o.length_penalty = std::nan("");
+  EXPECT_NE(beam(o).find("--length-penalty"), std::string::npos);
+  // Greedy ignores the beam options.
+  o = SearchOptions();
+  o.beam_size = 0;
+  EXPECT_NO_THROW(greedy_search(model, src, o));
+}
+
+// Greedy takes "a" (0.6) but every continuation of "a" is poor; "b" (0.4) ends well.
+TEST(BeamSearch, FindsABetterSequenceThanGreedy) {
+  TableDecoder model({{{}, {{kA, 0.6}, {kB, 0.4}}},
+                      {{kA}, {{kEosId, 0.4}, {kA, 0.3}, {kB, 0.3}}},
+                      {{kB}, {{kEosId, 0.9}, {kA, 0.05}, {kB, 0.05}}}},
+                     {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  auto src = one_source();
+  auto greedy = greedy_search(model, src, opts(1, 1, 0.0));
+  ASSERT_EQ(greedy.size(), 1u);
+  EXPECT_EQ(greedy[0].tokens, Tokens({kA}));
+  EXPECT_NEAR(greedy[0].log_prob, flog(0.6) + flog(0.4), 1e-12);  // P = 0.24
+  EXPECT_TRUE(greedy[0].finished);
+
+  auto beam = beam_search(model, src, opts(2, 2, 0.0));
+  ASSERT_EQ(beam.size(), 1u);
+  ASSERT_EQ(beam[0].size(), 2u);
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kB}));
+  EXPECT_NEAR(beam[0][0].log_prob, flog(0.4) + flog(0.9), 1e-12);  // P = 0.36
+  EXPECT_TRUE(beam[0][0].finished);
+  EXPECT_EQ(beam[0][0].length, 2);
+  // n_best = 2: greedy's answer is the runner-up.
+  EXPECT_EQ(beam[0][1].tokens, Tokens({kA}));
+  EXPECT_NEAR(beam[0][1].log_prob, greedy[0].log_prob, 1e-12);
+}
+
+// "a EOS" finishes at step 2 with the best raw log-prob (0.495 against 0.405 for "a a" so
+// far), but "a a EOS" (0.401) wins once divided by its length (alpha = 1): -0.305 > -0.352.
+// A search that stopped when the top beam ended would return "a".
+TEST(BeamSearch, DoesNotStopWhenTheTopBeamEndsButALongerOneCanStillWin) {
+  TableDecoder model({{{}, {{kA, 0.9}, {kB, 0.1}}},
+                      {{kA}, {{kEosId, 0.55}, {kA, 0.45}}},
+                      {{kA, kA}, {{kEosId, 0.99}, {kA, 0.005}, {kB, 0.005}}}},
+                     {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  auto src = one_source();
+  auto o = opts(2, 2, 1.0);
+  auto beam = beam_search(model, src, o);
+  ASSERT_EQ(beam[0].size(), 2u);
+  const double long_lp = flog(0.9) + flog(0.45) + flog(0.99), short_lp = flog(0.9) + flog(0.55);
+  ASSERT_GT(short_lp, long_lp);
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kA, kA}));
+  EXPECT_NEAR(beam[0][0].log_prob, long_lp, 1e-12);
+  EXPECT_NEAR(beam[0][0].score, long_lp / 3.0, 1e-12);
+  EXPECT_EQ(beam[0][1].tokens, Tokens({kA}));
+  EXPECT_NEAR(beam[0][1].score, short_lp / 2.0, 1e-12);
+
+  // The same winner when only one hypothesis is wanted: the search goes on after "a EOS".
+  auto best = beam_search(model, src, opts(2, 1, 1.0));
+  ASSERT_EQ(best[0].size(), 1u);
+  EXPECT_EQ(best[0][0].tokens, Tokens({kA, kA}));
+
+  // Without normalisation the short one wins.
+  auto raw = beam_search(model, src, opts(2, 1, 0.0));
+  EXPECT_EQ(raw[0][0].tokens, Tokens({kA}));
+  EXPECT_NEAR(raw[0][0].log_prob, short_lp, 1e-12);
+}
+
+// The stopping bound must look ahead to the maximum length, not only to the next step:
+// after "a EOS" (0.54, score -0.308 at alpha 1) the live "a a" (0.36) could not win if it
+// ended next step (-1.02 / 3 = -0.34), but it goes on at no cost and wins at length 5.
+TEST(BeamSearch, StoppingBoundLooksAheadToTheMaximumLength) {
+  TableDecoder model({{{}, {{kA, 0.9}, {kB, 0.1}}},
+                      {{kA}, {{kEosId, 0.6}, {kA, 0.4}}},
+                      {{kA, kA}, {{kA, 1.0}}},
+                      {{kA, kA, kA}, {{kA, 1.0}}},
+                      {{kA, kA, kA, kA}, {{kEosId, 1.0}}}},
+                     {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  auto beam = beam_search(model, one_source(), opts(2, 1, 1.0));
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kA, kA, kA, kA}));
+  EXPECT_NEAR(beam[0][0].score, (flog(0.9) + flog(0.4)) / 5.0, 1e-12);
+  EXPECT_GT(beam[0][0].score, (flog(0.9) + flog(0.6)) / 2.0);
+}
+
+// With alpha > 0, beam size 1 is not greedy: after greedy's EOS the runner-up token goes on
+// while it could still win. Here "a b EOS" (0.27 / 3) beats greedy's "a EOS" (0.33 / 2).
+TEST(BeamSearch, BeamSizeOneCanBeatGreedyWithALengthPenalty) {
+  TableDecoder model({{{}, {{kA, 0.6}, {kB, 0.4}}},
+                      {{kA}, {{kEosId, 0.55}, {kB, 0.45}}},
+                      {{kA, kB}, {{kEosId, 1.0}}}},
+                     {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  auto src = one_source();
+  auto o = opts(1, 1, 1.0);
+  auto greedy = greedy_search(model, src, o);
+  EXPECT_EQ(greedy[0].tokens, Tokens({kA}));
+  EXPECT_NEAR(greedy[0].score, (flog(0.6) + flog(0.55)) / 2.0, 1e-12);
+  auto beam = beam_search(model, src, o);
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kA, kB}));
+  EXPECT_NEAR(beam[0][0].score, (flog(0.6) + flog(0.45) + flog(1.0)) / 3.0, 1e-12);
+  EXPECT_GT(beam[0][0].score, greedy[0].score);
+  // With alpha = 0 they agree.
+  EXPECT_EQ(beam_search(model, src, opts(1, 1, 0.0))[0][0].tokens, Tokens({kA}));
+}
+
+TEST(BeamSearch, NeverExtendsFinishedHypotheses) {
+  TableDecoder model({{{}, {{kA, 0.5}, {kB, 0.3}, {kEosId, 0.2}}}}, {{kEosId, 0.4}, {kA, 0.35}, {kB, 0.25}});
+  auto src = torch::tensor({kA, kEosId, kPadId, kA, kB, kEosId}, torch::kLong).view({2, 3});
+  auto o = opts(3, 3, 0.7);
+  o.max_length = 6;
+  auto beam = beam_search(model, src, o);
+  ASSERT_FALSE(model.extended.empty());
+  int64_t eos_results = 0;
+  for (const auto& sentence : beam) {
+    ASSERT_EQ(sentence.size(), 3u);
+    for (const auto& h : sentence) eos_results += h.finished;
+  }
+  EXPECT_GT(eos_results, 0);  // hypotheses did finish, and none was extended afterwards:
+  for (const auto& prefix : model.extended)
+    for (int64_t t : prefix) EXPECT_NE(t, kEosId) << "an ended hypothesis was extended";
+  // All sentences x beams go through one call per step.
+  EXPECT_EQ(model.rows_per_call[0], 2 * 3);
+  for (int64_t n : model.rows_per_call) EXPECT_EQ(n % 3, 0);
+
+  model.extended.clear();
+  greedy_search(model, src, o);
+  for (const auto& prefix : model.extended)
+    for (int64_t t : prefix) EXPECT_NE(t, kEosId);
+}
+
+// EOS (0.15) never ranks inside a beam of 2, so every hypothesis is cut at max_length = 4.
+TEST(BeamSearch, HypothesesCutAtMaxLengthAreNormalisedLikeFinishedOnes) {
+  TableDecoder model({}, {{kA, 0.6}, {kB, 0.25}, {kEosId, 0.15}});
+  auto src = one_source();
+  for (auto form : {LengthPenaltyForm::kCourse, LengthPenaltyForm::kGnmt}) {
+    auto o = opts(2, 2, 0.7);
+    o.length_penalty_form = form;
+    o.max_length = 4;
+    auto beam = beam_search(model, src, o);
+    ASSERT_EQ(beam[0].size(), 2u);
+    EXPECT_EQ(beam[0][0].tokens, Tokens({kA, kA, kA, kA}));
+    EXPECT_NEAR(beam[0][0].log_prob, 4 * flog(0.6), 1e-12);
+    for (const auto& h : beam[0]) {
+      EXPECT_FALSE(h.finished);
+      EXPECT_EQ(h.tokens.size(), 4u);
+      EXPECT_EQ(h.length, 4);
+      EXPECT_NEAR(h.score, h.log_prob / length_penalty(4, 0.7, form), 1e-12);
+    }
+    auto greedy = greedy_search(model, src, o);
+    EXPECT_EQ(greedy[0].tokens, Tokens({kA, kA, kA, kA}));
+    EXPECT_FALSE(greedy[0].finished);
+    EXPECT_EQ(greedy[0].length, 4);
+    EXPECT_NEAR(greedy[0].score, 4 * flog(0.6) / length_penalty(4, 0.7, form), 1e-12);
+  }
+}
+
+// A cut hypothesis competes with finished ones on the same normalised score: "a a a" is cut
+// at 3 with P = 0.9^3 = 0.729 and beats "a a EOS" (0.081) and "b EOS" (0.1), which finished.
+TEST(BeamSearch, CutAndFinishedHypothesesShareOneRanking) {
+  TableDecoder model({{{}, {{kA, 0.9}, {kB, 0.1}}}, {{kB}, {{kEosId, 1.0}}}}, {{kA, 0.9}, {kEosId, 0.1}});
+  auto src = one_source();
+  auto o = opts(2, 2, 0.7);
+  o.max_length = 3;
+  auto beam = beam_search(model, src, o);
+  ASSERT_EQ(beam[0].size(), 2u);
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kA, kA, kA}));
+  EXPECT_FALSE(beam[0][0].finished);
+  EXPECT_NEAR(beam[0][0].score, 3 * flog(0.9) / std::pow(3.0, 0.7), 1e-12);
+  EXPECT_GE(beam[0][0].score, beam[0][1].score);
+  for (const auto& h : beam[0]) expect_scored_consistently(h, o);
+}
+
+TEST(BeamSearch, LengthCountsEosForFinishedHypotheses) {
+  auto model = random_seq2seq(11);
+  auto src = padded_sources();
+  for (double alpha : {0.0, 0.7, 1.3}) {
+    for (auto form : {LengthPenaltyForm::kCourse, LengthPenaltyForm::kGnmt}) {
+      auto o = opts(4, 4, alpha);
+      o.length_penalty_form = form;
+      o.max_length_offset = 3;
+      int64_t finished = 0;
+      for (const auto& sentence : beam_search(*model, src, o)) {
+        for (const auto& h : sentence) {
+          expect_scored_consistently(h, o);
+          if (h.finished) {
+            ++finished;
+            EXPECT_NEAR(h.score, h.log_prob / length_penalty(h.tokens.size() + 1, alpha, form), 1e-12);
+          }
+        }
+      }
+      EXPECT_GT(finished, 0) << "the test needs finished hypotheses";
+      for (const auto& h : greedy_search(*model, src, o)) expect_scored_consistently(h, o);
+    }
+  }
+}
+
+TEST(BeamSearch, NBestReturnsDistinctHypothesesSortedByScore) {
+  auto model = random_seq2seq(12);
+  auto src = padded_sources();
+  auto o = opts(5, 5, 0.7);
+  auto beam = beam_search(*model, src, o);
+  ASSERT_EQ(beam.size(), 4u);
+  for (const auto& sentence : beam) {
+    ASSERT_EQ(sentence.size(), 5u);
+    std::set<Tokens> distinct;
+    for (size_t i = 0; i < sentence.size(); ++i) {
+      distinct.insert(sentence[i].tokens);
+      if (i > 0) {
+        EXPECT_GE(sentence[i - 1].score, sentence[i].score);
+      }
+    }
+    EXPECT_EQ(distinct.size(), 5u);
+  }
+  // n_best 1 of the same search is the first of the five.
+  auto one = beam_search(*model, src, opts(5, 1, 0.7));
+  for (size_t b = 0; b < beam.size(); ++b) {
+    ASSERT_EQ(one[b].size(), 1u);
+    EXPECT_EQ(one[b][0].tokens, beam[b][0].tokens);
+  }
+}
+
+TEST(BeamSearch, BeamSizeOneEqualsGreedyWithoutLengthPenalty) {
+  int64_t finished = 0, cut = 0;
+  for (auto [seed, cell, att, bias] : {std::make_tuple(13, CellType::kGru, AttentionType::kAdditive, 0.3),
+                                       std::make_tuple(14, CellType::kLstm, AttentionType::kGeneral, 0.3),
+                                       std::make_tuple(13, CellType::kGru, AttentionType::kAdditive, 0.6),
+                                       std::make_tuple(14, CellType::kLstm, AttentionType::kGeneral, 0.6)}) {
+    auto model = random_seq2seq(seed, cell, att, bias);
+    auto src = padded_sources();
+    auto o = opts(1, 1, 0.0);
+    o.keep_attention = true;
+    auto greedy = greedy_search(*model, src, o);
+    auto beam = beam_search(*model, src, o);
+    ASSERT_EQ(greedy.size(), 4u);
+    for (size_t b = 0; b < greedy.size(); ++b) {
+      ASSERT_EQ(beam[b].size(), 1u);
+      const auto& g = greedy[b];
+      const auto& h = beam[b][0];
+      EXPECT_EQ(h.tokens, g.tokens) << "sentence " << b;
+      EXPECT_NEAR(h.log_prob, g.log_prob, 1e-9);
+      EXPECT_EQ(h.finished, g.finished);
+      EXPECT_EQ(h.attention, g.attention);
+      finished += g.finished;
+      cut += !g.finished;
+    }
+    // With a length penalty beam size 1 finds greedy's hypothesis or a better-scoring one.
+    o.length_penalty = 1.0;
+    greedy = greedy_search(*model, src, o);
+    beam = beam_search(*model, src, o);
+    for (size_t b = 0; b < greedy.size(); ++b) EXPECT_GE(beam[b][0].score, greedy[b].score - 1e-12);
+  }
+  EXPECT_GT(finished, 0);
+  EXPECT_GT(cut, 0);
+}
+
+TEST(BeamSearch, LogProbIsTheModelsTeacherForcedScore) {
+  auto model = random_seq2seq(19, CellType::kLstm, AttentionType::kDot);
+  auto src = padded_sources();
+  auto o = opts(4, 4, 1.0);
+  auto beam = beam_search(*model, src, o);
+  torch::NoGradGuard ng;
+  int64_t checked = 0, long_ones = 0;
+  for (int64_t b = 0; b < src.size(0); ++b) {
+    auto one = src.slice(0, b, b + 1).slice(1, 0, kPaddedLengths[b]);
+    for (const auto& h : beam[b]) {
+      Tokens in = {kBosId}, target = h.tokens;
+      in.insert(in.end(), h.tokens.begin(), h.tokens.end());
+      if (h.finished) target.push_back(kEosId);
+      in.resize(target.size());
+      auto log_probs = torch::log_softmax(model->forward(one, torch::tensor(in).view({1, -1})), -1)[0];
+      double sum = 0;
+      for (size_t t = 0; t < target.size(); ++t) sum += log_probs[t][target[t]].item<float>();
+      EXPECT_NEAR(h.log_prob, sum, 1e-4) << "sentence " << b;
+      ++checked;
+      long_ones += h.tokens.size() >= 4;
+    }
+  }
+  EXPECT_EQ(checked, 16);
+  EXPECT_GT(long_ones, 8) << "reordering only shows in hypotheses of several steps";
+}
+
+// Decoding the padded batch and each sentence alone (unpadded) gives the same hypotheses;
+// counts the finished and cut ones so the caller can check both kinds were compared.
+void expect_batched_equals_alone(uint64_t seed, CellType cell, AttentionType att, double alpha,
+                                 int64_t& finished, int64_t& cut) {
+  auto model = random_seq2seq(seed, cell, att);
+  auto src = padded_sources();
+  auto o = opts(3, 3, alpha);
+  o.max_length_offset = 1;  // tight enough that each sentence's own bound matters
+  o.keep_attention = true;
+  auto batched = beam_search(*model, src, o);
+  auto batched_greedy = greedy_search(*model, src, o);
+  for (int64_t b = 0; b < src.size(0); ++b) {
+    auto alone_src = src.slice(0, b, b + 1).slice(1, 0, kPaddedLengths[b]);
+    auto alone = beam_search(*model, alone_src, o);
+    ASSERT_EQ(alone[0].size(), batched[b].size());
+    for (size_t i = 0; i < alone[0].size(); ++i) {
+      const auto& x = alone[0][i];
+      const auto& y = batched[b][i];
+      EXPECT_EQ(x.tokens, y.tokens) << "seed " << seed << " sentence " << b << " hypothesis " << i;
+      EXPECT_EQ(x.finished, y.finished);
+      EXPECT_EQ(x.length, y.length);
+      EXPECT_NEAR(x.log_prob, y.log_prob, 1e-5);
+      ASSERT_EQ(x.attention.size(), y.attention.size());
+      for (size_t t = 0; t < x.attention.size(); ++t) {
+        ASSERT_EQ(y.attention[t].size(), static_cast<size_t>(kPaddedLengths[b]));
+        for (size_t s = 0; s < x.attention[t].size(); ++s) EXPECT_NEAR(x.attention[t][s], y.attention[t][s], 1e-5);
+      }
+      finished += y.finished;
+      cut += !y.finished;
+    }
+    auto alone_greedy = greedy_search(*model, alone_src, o);
+    EXPECT_EQ(alone_greedy[0].tokens, batched_greedy[b].tokens);
+    EXPECT_NEAR(alone_greedy[0].log_prob, batched_greedy[b].log_prob, 1e-5);
+  }
+}
+
+TEST(BeamSearch, BatchedSentencesEqualOneAtATime) {
+  int64_t finished = 0, cut = 0;
+  expect_batched_equals_alone(15, CellType::kLstm, AttentionType::kAdditive, 1.0, finished, cut);
+  expect_batched_equals_alone(20, CellType::kGru, AttentionType::kDot, 0.0, finished, cut);
+  expect_batched_equals_alone(22, CellType::kLstm, AttentionType::kNone, 0.7, finished, cut);
+  EXPECT_GT(finished, 0);
+  EXPECT_GT(cut, 0);  // hypotheses cut at their own sentence's bound
+}
+
+TEST(BeamSearch, KeepsAttentionPerStepOverRealSourcePositions) {
+  auto model = random_seq2seq(16);
+  auto src = padded_sources();
+  auto o = opts(3, 2, 0.7);
+  o.keep_attention = true;
+  auto beam = beam_search(*model, src, o);
+  for (size_t b = 0; b < beam.size(); ++b) {
+    for (const auto& h : beam[b]) {
+      ASSERT_EQ(static_cast<int64_t>(h.attention.size()), h.length);
+      for (const auto& row : h.attention) {
+        ASSERT_EQ(static_cast<int64_t>(row.size()), kPaddedLengths[b]);
+        double sum = 0;
+        for (float a : row) sum += a;
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+    }
+  }
+  // Off by default, and empty for a model without attention.
+  o.keep_attention = false;
+  EXPECT_TRUE(beam_search(*model, src, o)[0][0].attention.empty());
+  TableDecoder table({}, {{kEosId, 1.0}});
+  o.keep_attention = true;
+  EXPECT_TRUE(beam_search(table, one_source(), o)[0][0].attention.empty());
+}
+
+// Sources of 3 and 6 real tokens with ratio 1 and offset 1: at most 4 and 7 target steps.
+// EOS never wins in this decoder, so both searches run to the bound exactly.
+TEST(BeamSearch, MaxLengthRatioBoundsTheOutputPerSentence) {
+  TableDecoder model({}, {{kA, 0.6}, {kB, 0.25}, {kEosId, 0.15}});
+  auto src = torch::tensor({kA, kA, kEosId, kPadId, kPadId, kPadId, kA, kA, kA, kA, kA, kEosId}, torch::kLong)
+                 .view({2, 6});
+  auto o = opts(2, 1, 0.7);
+  o.max_length_ratio = 1.0;
+  o.max_length_offset = 1;
+  auto beam = beam_search(model, src, o);
+  auto greedy = greedy_search(model, src, o);
+  EXPECT_EQ(beam[0][0].tokens.size(), 4u);
+  EXPECT_EQ(beam[1][0].tokens.size(), 7u);
+  EXPECT_EQ(greedy[0].tokens.size(), 4u);
+  EXPECT_EQ(greedy[1].tokens.size(), 7u);
+  // max_length caps the ratio's bound.
+  o.max_length = 5;
+  beam = beam_search(model, src, o);
+  EXPECT_EQ(beam[0][0].tokens.size(), 4u);
+  EXPECT_EQ(beam[1][0].tokens.size(), 5u);
+
+  // On the real model every hypothesis respects its sentence's bound.
+  auto rnn = random_seq2seq(17);
+  auto padded = padded_sources();
+  o = opts(4, 4, 1.0);
+  o.max_length_ratio = 0.5;
+  o.max_length_offset = 1;
+  auto out = beam_search(*rnn, padded, o);
+  for (size_t b = 0; b < out.size(); ++b) {
+    const int64_t bound = static_cast<int64_t>(std::floor(0.5 * kPaddedLengths[b] + 1));
+    for (const auto& h : out[b]) EXPECT_LE(h.length, bound);
+  }
+}
+
+TEST(BeamSearch, RunsOnCudaLikeOnCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto model = random_seq2seq(18);
+  auto src = padded_sources();
+  auto o = opts(3, 2, 0.7);
+  auto cpu = beam_search(*model, src, o);
+  model->to(torch::kCUDA);
+  auto gpu = beam_search(*model, src.to(torch::kCUDA), o);
+  for (size_t b = 0; b < cpu.size(); ++b) {
+    ASSERT_EQ(cpu[b].size(), gpu[b].size());
+    for (size_t i = 0; i < cpu[b].size(); ++i) {
+      EXPECT_EQ(cpu[b][i].tokens, gpu[b][i].tokens);
+      EXPECT_NEAR(cpu[b][i].log_prob, gpu[b][i].log_prob, 1e-4);
+    }
+  }
+  auto g = greedy_search(*model, src.to(torch::kCUDA), o);
+  EXPECT_EQ(g.size(), 4u);
+}
