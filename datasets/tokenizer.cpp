@@ -164,6 +164,7 @@ Tokenizer Tokenizer::from_serialized(const std::string& model_bytes) {
 }
 
 Tokenizer Tokenizer::load(const std::string& model_path) {
+  shim();  // a missing module is not the model file's fault: report it unprefixed
   const std::string bytes = read_file(model_path);
   try {
     return from_serialized(bytes);
@@ -186,8 +187,10 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
   if (!(o.character_coverage > 0.0 && o.character_coverage <= 1.0))
     throw UserError("tokenizer training: character coverage must be in (0, 1] (got " +
                     std::to_string(o.character_coverage) + ")");
-  if (o.input_sentence_size < 0)
-    throw UserError("tokenizer training: input sentence size must be >= 0");
+  // SentencePiece itself rejects samples of 1..100 sentences.
+  if (o.input_sentence_size < 0 || (o.input_sentence_size > 0 && o.input_sentence_size <= 100))
+    throw UserError("tokenizer training: input sentence size must be 0 (all) or more than 100 "
+                    "(got " + std::to_string(o.input_sentence_size) + ")");
 
   std::vector<std::string> sentences;
   for (const auto& path : o.inputs) {

@@ -40,8 +40,10 @@ class Tokenizer {
   /// each atomically, creating the prefix's directory if needed. Deterministic: the same
   /// inputs and options give byte-identical files. Throws UserError for a missing input
   /// file, a corpus with no text, an unknown model type, a vocab_size below 5 or larger than
-  /// the corpus supports (with hard_vocab_limit), a character_coverage outside (0, 1], or any
-  /// other SentencePiece training failure (its message included).
+  /// the corpus supports (with hard_vocab_limit), a character_coverage outside (0, 1], an
+  /// input_sentence_size from 1 to 100 (SentencePiece's minimum sample is 101), or any
+  /// other SentencePiece training failure (its message included). A char model has one
+  /// piece per character (plus the four special ones) whatever vocab_size says.
   static void train(const TokenizerTrainOptions& options);
 
   /// Token ids of `text` (no BOS/EOS added). Throws UserError if SentencePiece rejects it.

@@ -32,7 +32,7 @@ int run_tokenize_train(const std::vector<std::string>& args) {
        "default: off)")
       ("input-sentence-size",
        po::value<int64_t>()->default_value(defaults.input_sentence_size),
-       "train on the first N non-empty lines only (0: all)");
+       "train on the first N non-empty lines only (0: all; otherwise more than 100)");
   auto vm = parse_args(args, desc,
                        "tokenize train --input FILE [--input FILE ...] --model-prefix PREFIX "
                        "[OPTIONS]");

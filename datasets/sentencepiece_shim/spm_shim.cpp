@@ -76,7 +76,12 @@ NLPZOO_SPM_EXPORT nlpzoo_spm* nlpzoo_spm_load(const char* bytes, size_t len, cha
     auto model = std::make_unique<nlpzoo_spm>();
     const auto status = model->processor.LoadFromSerializedProto(std::string(bytes, len));
     if (!status.ok()) {
-      fail(error, status.ToString());
+      const std::string message = status.ToString();
+      // SentencePiece reports a protobuf parse failure as an internal error with a source
+      // location; say what it means instead.
+      fail(error, message.find("ParseFromArray") != std::string::npos
+                      ? std::string("the bytes do not parse as a SentencePiece ModelProto")
+                      : message);
       return nullptr;
     }
     if (model->processor.GetPieceSize() <= 0) {
