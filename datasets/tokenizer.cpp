@@ -4,8 +4,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include "datasets/io.h"

@@ -202,6 +202,22 @@ TEST_F(TokenizerTest, IdsMatchDebianSpmEncode) {
   }
 }
 
+TEST_F(TokenizerTest, TrainingMatchesDebianSpmTrain) {
+  if (!have_program("spm_train")) GTEST_SKIP() << "spm_train not installed (apt-get install sentencepiece)";
+  // The same options through spm_train's files: the same pieces, scores and order. (The
+  // .model files differ only in the recorded trainer options, e.g. the input path.)
+  const auto prefix = (*dir_ / "spm_train").string();
+  ASSERT_EQ(run("spm_train --input=" + kCorpus + " --model_prefix=" + prefix +
+                " --vocab_size=500 --character_coverage=1 --pad_id=0 --unk_id=1 --bos_id=2"
+                " --eos_id=3 --pad_piece='<pad>' --num_threads=2 --minloglevel=2 >/dev/null 2>&1")
+                .status,
+            0);
+  EXPECT_EQ(read_file(prefix + ".vocab"), read_file((*dir_ / "kjv.vocab").string()));
+  const auto theirs = Tokenizer::load(prefix + ".model");
+  const auto ours = Tokenizer::load(model_path());
+  for (const auto& verse : read_lines(kCorpus)) EXPECT_EQ(theirs.encode(verse), ours.encode(verse));
+}
+
 TEST_F(TokenizerTest, SerializedBytesAreTheModelFileAndCopiesShareIt) {
   std::optional<Tokenizer> copy;
   {
