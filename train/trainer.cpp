@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 ConfigSchema trainer_schema() {
   ConfigSchema s;
-  s.add("task", "translation", "which Task trains (fixes the model family)", {"translation"})
+  s.add("task", "translation", "which Task trains (fixes the model family; see nlpzoo train --help)")
       .add("optimizer", "adam", "optimizer", {"adam", "adamw", "sgd"})
       .add("adam_beta1", "0.9", "Adam/AdamW beta1")
       .add("adam_beta2", "0.999", "Adam/AdamW beta2")

@@ -1,0 +1,66 @@
+#include "train/tasks/registry.h"
+
+#include <functional>
+
+#include "datasets/io.h"
+#include "train/tasks/translation_task.h"
+#include "train/trainer.h"
+
+namespace nlpzoo {
+
+namespace {
+
+struct Entry {
+  std::string name;
+  std::function<ConfigSchema()> schema;
+  std::function<std::unique_ptr<Task>()> make;
+};
+
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> e = {
+      {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
+  };
+  return e;
+}
+
+const Entry& entry(const std::string& name) {
+  std::string known;
+  for (const auto& e : entries()) {
+    if (e.name == name) return e;
+    known += (known.empty() ? "" : ", ") + e.name;
+  }
+  throw UserError("unknown task '" + name + "' (known tasks: " + known + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const auto& e : entries()) names.push_back(e.name);
+  return names;
+}
+
+ConfigSchema task_schema(const std::string& task_name) {
+  auto schema = trainer_schema();
+  schema.merge(entry(task_name).schema());
+  return schema;
+}
+
+std::unique_ptr<Task> make_task(const std::string& task_name) { return entry(task_name).make(); }
+
+LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir) {
+  LoadedRun run;
+  run.header = read_checkpoint_header(checkpoint_path);
+  run.config = Config::from_ini_text(task_schema(run.header.task), run.header.config, checkpoint_path + " (config)");
+  if (!data_dir.empty()) run.config.set("data_dir", data_dir);
+  run.task = make_task(run.header.task);
+  run.task->restore_artifacts(run.header.artifacts);
+  run.task->setup(run.config, {data_dir, ""}, /*load_data=*/!data_dir.empty());
+  auto model = run.task->model();
+  load_checkpoint_weights(checkpoint_path, *model, nullptr, /*restore_rng=*/false);
+  model->to(device);
+  model->eval();
+  return run;
+}
+
+}  // namespace nlpzoo

@@ -1,0 +1,39 @@
+#pragma once
+// The tasks the CLI can train, by the config's `task` key, and the way back from a run folder
+// or checkpoint to a ready model (evaluate, translate, export all start there).
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "train/checkpoint.h"
+#include "train/config.h"
+#include "train/task.h"
+
+namespace nlpzoo {
+
+/// Names of the registered tasks ("translation", ...).
+std::vector<std::string> task_names();
+
+/// Every key a run of `task_name` reads: the trainer's plus the task's. Throws UserError
+/// listing the known tasks when `task_name` is unknown.
+ConfigSchema task_schema(const std::string& task_name);
+
+/// A fresh, not yet set-up task. Throws UserError for an unknown name.
+std::unique_ptr<Task> make_task(const std::string& task_name);
+
+/// A task rebuilt from a checkpoint alone: config and tokenizer models from the file, the
+/// model built from that config, parameters loaded, moved to `device`, in eval mode.
+/// With `data_dir` not empty the task also reads that corpus (for evaluation); `config`
+/// then points `data_dir` there.
+struct LoadedRun {
+  std::unique_ptr<Task> task;
+  Config config;
+  CheckpointContents header;
+};
+/// Throws UserError naming `checkpoint_path` if it is missing, corrupt, of an unknown task
+/// or does not match the model its config describes.
+LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir = "");
+
+}  // namespace nlpzoo

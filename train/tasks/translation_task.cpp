@@ -1,0 +1,240 @@
+#include "train/tasks/translation_task.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "datasets/batching.h"
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo {
+
+ConfigSchema translation_schema() {
+  ConfigSchema s;
+  s.add("src_lang", "es", "source language: reads <data_dir>/<split>.<src_lang>")
+      .add("tgt_lang", "en", "target language: reads <data_dir>/<split>.<tgt_lang>")
+      .add("src_vocab_size", "8000", "source SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
+      .add("tgt_vocab_size", "8000", "target SentencePiece vocabulary size, at most (= output classes)")
+      .add("spm_model_type", "unigram", "SentencePiece model type", {"unigram", "bpe", "word", "char"})
+      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
+      .add("max_positions", "64", "longest sequence in pieces, EOS/BOS included; longer training pairs are skipped")
+      .add("arch", "rnn", "model: rnn (attention encoder-decoder, keys cell..input_feeding) or transformer "
+                          "(Vaswani et al. 2017, keys d_model..relative_k)", {"rnn", "transformer"})
+      .add("cell", "gru", "recurrent cell of encoder and decoder", {"rnn", "gru", "lstm"})
+      .add("embed_dim", "256", "token embedding size (source and target)")
+      .add("hidden_size", "512", "decoder state size; a bidirectional encoder uses hidden_size/2 per direction")
+      .add("num_layers", "1", "stacked recurrent layers in encoder and decoder")
+      .add("bidirectional", "true", "bidirectional encoder")
+      .add("attention", "additive", "score(s, h): additive v^T tanh(W_s s + W_h h) (Bahdanau), "
+                                    "dot s^T h, general s^T W h (Luong), none (fixed context)",
+           {"none", "additive", "dot", "general"})
+      .add("attention_dim", "512", "inner size of additive attention")
+      .add("input_feeding", "false", "feed the previous attentional state into the decoder input (Luong)")
+      .add("d_model", "256", "transformer: model width (embeddings, attention, residual stream)")
+      .add("num_heads", "4", "transformer: attention heads (d_k = d_model / num_heads)")
+      .add("num_encoder_layers", "3", "transformer: encoder layers")
+      .add("num_decoder_layers", "3", "transformer: decoder layers")
+      .add("ffn_dim", "1024", "transformer: inner size of the position-wise feed-forward layer")
+      .add("activation", "relu", "transformer: feed-forward activation", {"relu", "gelu"})
+      .add("pre_norm", "false", "transformer: LayerNorm before each sub-layer (pre-LN) instead of after (post-LN, the paper)")
+      .add("positions", "sinusoidal", "transformer: position information", {"sinusoidal", "learned", "relative"})
+      .add("relative_k", "16", "transformer: clipping distance of relative positions (Shaw et al. 2018)")
+      .add("attention_dropout", "0", "transformer: dropout on attention weights")
+      .add("dropout", "0.2", "dropout on embeddings, between layers and before the output layer")
+      .add("label_smoothing", "0", "label smoothing epsilon of the training loss (0 = plain cross-entropy)")
+      .add("max_tokens", "3000", "tokens per batch, padding included (source or target, the longer)")
+      .add("max_sentences", "0", "sentence pairs per batch at most (0 = no limit)");
+  return s;
+}
+
+Seq2SeqOptions seq2seq_options(const Config& c) {
+  Seq2SeqOptions o;
+  o.src_vocab_size(c.get_int("src_vocab_size"))
+      .tgt_vocab_size(c.get_int("tgt_vocab_size"))
+      .embed_dim(c.get_int("embed_dim"))
+      .cell(parse_cell_type(c.get("cell")))
+      .hidden_size(c.get_int("hidden_size"))
+      .num_layers(c.get_int("num_layers"))
+      .bidirectional(c.get_bool("bidirectional"))
+      .attention(parse_attention_type(c.get("attention")))
+      .attention_dim(c.get_int("attention_dim"))
+      .input_feeding(c.get_bool("input_feeding"))
+      .pad_id(kPadId)
+      .dropout(c.get_double("dropout"));
+  if (o.bidirectional() && o.hidden_size() % 2 != 0)
+    throw UserError("config key 'hidden_size': must be even with a bidirectional encoder (got " +
+                    std::to_string(o.hidden_size()) + ")");
+  for (const char* key : {"embed_dim", "hidden_size", "num_layers", "attention_dim"})
+    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
+  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
+  return o;
+}
+
+TransformerOptions transformer_options(const Config& c) {
+  TransformerOptions o;
+  o.src_vocab_size(c.get_int("src_vocab_size"))
+      .tgt_vocab_size(c.get_int("tgt_vocab_size"))
+      .d_model(c.get_int("d_model"))
+      .num_heads(c.get_int("num_heads"))
+      .num_encoder_layers(c.get_int("num_encoder_layers"))
+      .num_decoder_layers(c.get_int("num_decoder_layers"))
+      .ffn_dim(c.get_int("ffn_dim"))
+      .dropout(c.get_double("dropout"))
+      .attention_dropout(c.get_double("attention_dropout"))
+      .activation(parse_activation(c.get("activation")))
+      .pre_norm(c.get_bool("pre_norm"))
+      .positions(parse_position_type(c.get("positions")))
+      // Learned positions must cover the longest output search may produce (1.5 S + 10).
+      .max_positions(std::max<int64_t>(256, 2 * c.get_int("max_positions") + 16))
+      .relative_k(c.get_int("relative_k"))
+      .pad_id(kPadId);
+  for (const char* key : {"d_model", "num_heads", "num_encoder_layers", "num_decoder_layers", "ffn_dim", "relative_k"})
+    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
+  if (o.d_model() % o.num_heads() != 0)
+    throw UserError("config key 'num_heads': must divide d_model (" + std::to_string(o.d_model()) + ")");
+  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
+  return o;
+}
+
+Tokenizer TranslationTask::tokenizer_for(const std::string& lang, const std::string& which, int64_t vocab_size,
+                                         const Config& config, const TaskContext& context) {
+  // A checkpoint's own tokenizer wins: the model's rows are its pieces.
+  const auto restored = restored_.find("spm." + which + ".model");
+  if (restored != restored_.end()) return Tokenizer::from_serialized(restored->second);
+  if (context.run_dir.empty()) throw UserError("no tokenizer for '" + lang + "': the checkpoint holds none");
+  const std::string prefix = context.run_dir + "/spm." + lang;
+  if (fs::exists(prefix + ".model")) return Tokenizer::load(prefix + ".model");
+  TokenizerTrainOptions options;
+  options.inputs = {context.data_dir + "/train." + lang};
+  options.model_prefix = prefix;
+  options.vocab_size = vocab_size;
+  options.model_type = config.get("spm_model_type");
+  options.character_coverage = config.get_double("character_coverage");
+  // vocab_size is an upper bound: a small corpus gets fewer pieces and the model follows.
+  options.hard_vocab_limit = false;
+  require_file(options.inputs[0], "training text for the " + lang + " tokenizer");
+  std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on "
+            << options.inputs[0] << std::endl;
+  Tokenizer::train(options);
+  return Tokenizer::load(prefix + ".model");
+}
+
+void TranslationTask::setup(Config& config, const TaskContext& context, bool load_data) {
+  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
+  const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
+  src_tok_ = tokenizer_for(src_lang, "src", config.get_int("src_vocab_size"), config, context);
+  tgt_tok_ = tokenizer_for(tgt_lang, "tgt", config.get_int("tgt_vocab_size"), config, context);
+  // The model's sizes are the tokenizers' (a soft SentencePiece limit may give fewer pieces).
+  config.set("src_vocab_size", std::to_string(src_tok_->vocab_size()));
+  config.set("tgt_vocab_size", std::to_string(tgt_tok_->vocab_size()));
+  max_positions_ = config.get_int("max_positions");
+  if (max_positions_ < 2) throw UserError("config key 'max_positions': must be at least 2");
+  max_tokens_ = config.get_int("max_tokens");
+  if (max_tokens_ <= 0) throw UserError("config key 'max_tokens': must be positive");
+  max_sentences_ = config.get_int("max_sentences");
+  label_smoothing_ = config.get_double("label_smoothing");
+  if (label_smoothing_ < 0 || label_smoothing_ >= 1) throw UserError("config key 'label_smoothing': must be in [0, 1)");
+  seed_ = static_cast<uint64_t>(config.get_int("seed"));
+  if (config.get("arch") == "transformer") {
+    transformer_ = TransformerSeq2Seq(transformer_options(config));
+    module_ = transformer_.ptr();
+    decoder_ = transformer_.get();
+  } else {
+    rnn_ = Seq2Seq(seq2seq_options(config));
+    module_ = rnn_.ptr();
+    decoder_ = rnn_.get();
+  }
+  if (!load_data) return;
+
+  for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
+    const std::string base = context.data_dir + "/" + to_string(split) + ".";
+    raw_[split] = read_parallel_corpus(base + src_lang, base + tgt_lang);
+    auto& out = examples_[split];
+    int64_t skipped = 0;
+    for (size_t i = 0; i < raw_[split].src.size(); ++i) {
+      Example e{src_tok_->encode(raw_[split].src[i]), tgt_tok_->encode(raw_[split].tgt[i])};
+      const bool too_long = static_cast<int64_t>(std::max(e.src.size(), e.tgt.size())) + 1 > max_positions_;
+      if (split == Split::kTrain && too_long) {
+        ++skipped;
+        continue;
+      }
+      out.push_back(std::move(e));
+    }
+    if (skipped > 0)
+      std::cout << to_string(split) << ": skipped " << skipped << " of " << raw_[split].src.size()
+                << " pairs longer than max_positions=" << max_positions_ << std::endl;
+    if (split == Split::kTrain && out.empty())
+      throw UserError(base + src_lang + ": no training pair fits max_positions=" + std::to_string(max_positions_));
+  }
+}
+
+const ParallelCorpus& TranslationTask::raw_split(Split split) const {
+  auto it = raw_.find(split);
+  if (it == raw_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
+  return it->second;
+}
+
+const std::vector<std::vector<int64_t>>& TranslationTask::plan(Split split, int64_t epoch) {
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  const bool train = split == Split::kTrain;
+  const auto key = std::make_pair(split, train ? epoch : 0);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  if (train) {  // an epoch's plan is needed only while that epoch runs
+    for (auto p = plans_.begin(); p != plans_.end();)
+      p = (p->first.first == Split::kTrain && p->first.second < epoch - 1) ? plans_.erase(p) : std::next(p);
+  }
+  const auto& examples = examples_[split];
+  std::vector<int64_t> lengths;
+  lengths.reserve(examples.size());
+  for (const auto& e : examples)
+    lengths.push_back(std::min<int64_t>(max_positions_, std::max(e.src.size(), e.tgt.size()) + 1));
+  return plans_[key] = make_token_batches(lengths, max_tokens_, max_sentences_, train,
+                                          seed_ * 1000003ULL + static_cast<uint64_t>(epoch));
+}
+
+int64_t TranslationTask::num_batches(Split split, int64_t epoch) { return plan(split, epoch).size(); }
+
+Batch TranslationTask::make_batch(Split split, int64_t epoch, int64_t index) {
+  const auto& rows = plan(split, epoch).at(index);
+  const auto& examples = examples_[split];
+  std::vector<std::vector<int64_t>> src, tgt_in, tgt_out;
+  Batch batch;
+  for (int64_t i : rows) {
+    const auto& e = examples[i];
+    src.push_back(append_eos(e.src, max_positions_));
+    tgt_out.push_back(append_eos(e.tgt, max_positions_));
+    std::vector<int64_t> in{kBosId};
+    in.insert(in.end(), e.tgt.begin(), e.tgt.begin() + (tgt_out.back().size() - 1));
+    tgt_in.push_back(std::move(in));
+    batch.num_tokens += tgt_out.back().size();
+  }
+  batch.num_examples = rows.size();
+  batch.tensors = {{"src", pad_sequences(src, kPadId)},
+                   {"tgt_in", pad_sequences(tgt_in, kPadId)},
+                   {"tgt_out", pad_sequences(tgt_out, kPadId)}};
+  return batch;
+}
+
+LossOutput TranslationTask::loss(const Batch& batch) {
+  const auto& src = batch.tensors.at("src");
+  const auto& tgt_in = batch.tensors.at("tgt_in");
+  auto logits = rnn_ ? rnn_->forward(src, tgt_in) : transformer_->forward(src, tgt_in);
+  namespace F = torch::nn::functional;
+  auto loss = F::cross_entropy(logits.reshape({-1, logits.size(-1)}), batch.tensors.at("tgt_out").reshape({-1}),
+                               F::CrossEntropyFuncOptions()
+                                   .ignore_index(kPadId)
+                                   .reduction(torch::kSum)
+                                   .label_smoothing(module_->is_training() ? label_smoothing_ : 0.0));
+  return {loss, batch.num_tokens};
+}
+
+std::map<std::string, std::string> TranslationTask::artifacts() const {
+  return {{"spm.src.model", src_tok_->serialized()}, {"spm.tgt.model", tgt_tok_->serialized()}};
+}
+
+void TranslationTask::restore_artifacts(const std::map<std::string, std::string>& blobs) { restored_ = blobs; }
+
+}  // namespace nlpzoo

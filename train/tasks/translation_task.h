@@ -1,0 +1,81 @@
+#pragma once
+// TranslationTask: a parallel corpus, two SentencePiece models and an encoder-decoder trained
+// with teacher forcing: the attention RNN (models/seq2seq, arch = rnn) or the Transformer
+// (models/transformer, arch = transformer).
+//
+// Data: <data_dir>/{train,valid,test}.<src_lang> and .<tgt_lang>, one sentence per line,
+// aligned by line (as `nlpzoo data bible` writes them). Tokenizers: <run_dir>/spm.<lang>.model,
+// trained on the train split when the run starts and stored in every checkpoint.
+// Examples: src = pieces + EOS; tgt_in = BOS + pieces; tgt_out = pieces + EOS, each at most
+// max_positions long. Training pairs longer than that are skipped (counted and reported);
+// valid and test sentences are cut, so they are all scored.
+#include <mutex>
+#include <optional>
+
+#include "datasets/parallel_corpus.h"
+#include "datasets/tokenizer.h"
+#include "models/seq2seq/seq2seq.h"
+#include "models/transformer/transformer.h"
+#include "train/task.h"
+
+namespace nlpzoo {
+
+/// The translation task's config keys (corpus, tokenizers, model sizes, loss).
+ConfigSchema translation_schema();
+
+/// Model options from a resolved config (vocabulary sizes included). Throw UserError naming
+/// the key for a bad value.
+Seq2SeqOptions seq2seq_options(const Config& config);
+TransformerOptions transformer_options(const Config& config);
+
+class TranslationTask : public Task {
+ public:
+  void setup(Config& config, const TaskContext& context, bool load_data) override;
+  std::shared_ptr<torch::nn::Module> model() override { return module_; }
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// tensors: "src" [B, S] int64, "tgt_in" [B, T] int64, "tgt_out" [B, T] int64 (kPadId padding);
+  /// num_tokens = real target tokens (EOS included).
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// Cross-entropy summed over real target tokens; label smoothing (Szegedy et al. 2016) only
+  /// while the model is in training mode, so evaluation reports the true perplexity.
+  LossOutput loss(const Batch& batch) override;
+  /// "spm.src.model", "spm.tgt.model": the SentencePiece model files' bytes.
+  std::map<std::string, std::string> artifacts() const override;
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+
+  /// The model as search sees it.
+  IncrementalDecoder& decoder() { return *decoder_; }
+  /// The model by architecture: exactly one is not null.
+  Seq2SeqImpl* rnn() { return rnn_ ? rnn_.get() : nullptr; }
+  TransformerSeq2SeqImpl* transformer() { return transformer_ ? transformer_.get() : nullptr; }
+  const Tokenizer& source_tokenizer() const { return *src_tok_; }
+  const Tokenizer& target_tokenizer() const { return *tgt_tok_; }
+  int64_t max_positions() const { return max_positions_; }
+  /// The raw sentences of a split (read by setup with load_data). Throws UserError if the
+  /// data was not loaded.
+  const ParallelCorpus& raw_split(Split split) const;
+
+ private:
+  struct Example {
+    std::vector<int64_t> src, tgt;  // pieces, without BOS/EOS
+  };
+  Tokenizer tokenizer_for(const std::string& lang, const std::string& which, int64_t vocab_size,
+                          const Config& config, const TaskContext& context);
+  const std::vector<std::vector<int64_t>>& plan(Split split, int64_t epoch);
+
+  Seq2Seq rnn_{nullptr};
+  TransformerSeq2Seq transformer_{nullptr};
+  std::shared_ptr<torch::nn::Module> module_;
+  IncrementalDecoder* decoder_ = nullptr;
+  std::optional<Tokenizer> src_tok_, tgt_tok_;
+  std::map<std::string, std::string> restored_;
+  int64_t max_positions_ = 64, max_tokens_ = 3000, max_sentences_ = 0;
+  uint64_t seed_ = 0;
+  double label_smoothing_ = 0;
+  std::map<Split, ParallelCorpus> raw_;
+  std::map<Split, std::vector<Example>> examples_;
+  std::mutex plan_mutex_;  // num_batches and make_batch run on the main and prefetch threads
+  std::map<std::pair<Split, int64_t>, std::vector<std::vector<int64_t>>> plans_;
+};
+
+}  // namespace nlpzoo
