@@ -1,0 +1,55 @@
+#include "infer/translator.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "datasets/batching.h"
+#include "datasets/special_ids.h"
+
+namespace nlpzoo {
+
+Translator::Translator(IncrementalDecoder& model, const Tokenizer& source, const Tokenizer& target,
+                       int64_t max_positions, torch::Device device)
+    : model_(model), source_(source), target_(target), max_positions_(max_positions), device_(device) {}
+
+std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, const SearchOptions& options,
+                                               int64_t batch_size) const {
+  torch::NoGradGuard no_grad;
+  std::vector<Translation> out(lines.size());
+  std::vector<std::vector<int64_t>> ids(lines.size());
+  std::vector<size_t> order;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    ids[i] = append_eos(source_.encode(lines[i]), max_positions_, &out[i].truncated);
+    for (int64_t id : ids[i]) out[i].source_pieces.push_back(source_.id_to_piece(id));
+    order.push_back(i);
+  }
+  // Similar lengths share a batch, so little decoding is spent on padding.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
+  const size_t step = static_cast<size_t>(std::max<int64_t>(1, batch_size));
+  for (size_t start = 0; start < order.size(); start += step) {
+    const size_t end = std::min(order.size(), start + step);
+    std::vector<std::vector<int64_t>> rows;
+    for (size_t k = start; k < end; ++k) rows.push_back(ids[order[k]]);
+    auto src = pad_sequences(rows, kPadId).to(device_);
+    if (options.beam_size == 1) {
+      auto best = greedy_search(model_, src, options);
+      for (size_t k = start; k < end; ++k) out[order[k]].hypotheses = {best[k - start]};
+    } else {
+      auto all = beam_search(model_, src, options);
+      for (size_t k = start; k < end; ++k) out[order[k]].hypotheses = std::move(all[k - start]);
+    }
+  }
+  return out;
+}
+
+std::string Translator::text(const Hypothesis& hypothesis) const { return target_.decode(hypothesis.tokens); }
+
+std::vector<std::string> Translator::target_pieces(const Hypothesis& hypothesis) const {
+  std::vector<std::string> pieces;
+  for (int64_t id : hypothesis.tokens) pieces.push_back(target_.id_to_piece(id));
+  if (hypothesis.finished) pieces.push_back(target_.id_to_piece(kEosId));
+  return pieces;
+}
+
+}  // namespace nlpzoo

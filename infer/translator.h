@@ -1,0 +1,47 @@
+#pragma once
+// Text in, text out: tokenizes sentences, batches them, runs greedy or beam search over any
+// IncrementalDecoder (RNN seq2seq, Transformer, a scripted twin) and detokenizes.
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "datasets/tokenizer.h"
+#include "infer/search.h"
+#include "models/incremental_decoder.h"
+
+namespace nlpzoo {
+
+struct Translation {
+  std::vector<Hypothesis> hypotheses;      // best first (n_best of them); empty for an empty line
+  std::vector<std::string> source_pieces;  // the pieces the model read, "</s>" last
+  bool truncated = false;                  // the source was cut to max_positions
+};
+
+class Translator {
+ public:
+  /// `model` must already be on `device` and in eval mode; the references must outlive this.
+  /// max_positions: longest source the model reads, EOS included.
+  Translator(IncrementalDecoder& model, const Tokenizer& source, const Tokenizer& target, int64_t max_positions,
+             torch::Device device);
+
+  /// Translates each line. beam_size 1 runs greedy search (as fairseq's --beam 1), larger
+  /// runs beam search. Sentences are grouped `batch_size` at a time in order of length,
+  /// results come back in input order. An empty (or all-whitespace) line gives no hypotheses.
+  std::vector<Translation> translate(const std::vector<std::string>& lines, const SearchOptions& options,
+                                     int64_t batch_size = 32) const;
+
+  /// The detokenized text of a hypothesis.
+  std::string text(const Hypothesis& hypothesis) const;
+  /// The target pieces of a hypothesis, "</s>" last if it finished (attention plot labels).
+  std::vector<std::string> target_pieces(const Hypothesis& hypothesis) const;
+
+ private:
+  IncrementalDecoder& model_;
+  const Tokenizer& source_;
+  const Tokenizer& target_;
+  int64_t max_positions_;
+  torch::Device device_;
+};
+
+}  // namespace nlpzoo
