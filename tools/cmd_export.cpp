@@ -1,0 +1,40 @@
+// nlpzoo export: the TorchScript twin of a trained model, with its tokenizers and config, for
+// torch.jit.load in Python or torch::jit::load in C++.
+#include <iostream>
+
+#include "datasets/io.h"
+#include "infer/export_seq2seq.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "tools/run_flags.h"
+
+namespace nlpzoo::cli {
+namespace {
+
+int run_export(const std::vector<std::string>& args) {
+  po::options_description desc("Options");
+  desc.add_options()
+      ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
+      ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
+      ("out", po::value<std::string>()->required(), "TorchScript file to write, e.g. model.pt (required)");
+  auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint best|last]");
+  if (!vm) return 0;
+  const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
+  auto run = load_run(path, torch::kCPU);
+  auto& task = translation_task(run);
+  std::map<std::string, std::string> extra = task.artifacts();
+  extra["config.ini"] = run.header.config;
+  const auto out = (*vm)["out"].as<std::string>();
+  if (task.rnn() == nullptr)
+    throw UserError(path + ": TorchScript export of arch=" + run.config.get("arch") + " is not implemented yet (only arch=rnn)");
+  export_seq2seq(out, *task.rnn(), extra);
+  std::cout << "wrote " << out << " (methods encode, step, translate_greedy; extra files config.ini, "
+            << "spm.src.model, spm.tgt.model, README.txt)" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(export, "export", "write a trained model as a TorchScript file (the scripted twin)", run_export);
+
+}  // namespace nlpzoo::cli

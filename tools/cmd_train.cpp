@@ -1,0 +1,83 @@
+// nlpzoo train: resolve the config, build the task, hand it to the Trainer.
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "datasets/io.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "train/tasks/registry.h"
+#include "train/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo::cli {
+namespace {
+
+const char* kUsage = "train --config FILE.ini --run-dir DIR [--data-dir DIR] [--resume] [--max-time MINUTES] "
+                     "[--max-steps N] [--device D] [--KEY VALUE ...]";
+
+void print_help(const po::options_description& desc, const std::string& config_path) {
+  std::cout << "Usage: nlpzoo " << kUsage << "\n\n" << desc
+            << "\nEvery config key can also be given as --KEY VALUE (or --KEY=VALUE); the command line wins\n"
+               "over the INI file, which wins over the defaults below.\n";
+  std::vector<std::string> names = task_names();
+  if (!config_path.empty()) names = {read_task_name(config_path)};
+  for (const auto& name : names)
+    std::cout << "\nConfig keys of task '" << name << "' (with defaults):\n" << task_schema(name).help_text();
+}
+
+int run_train(const std::vector<std::string>& args) {
+  po::options_description desc("Options");
+  desc.add_options()
+      ("config", po::value<std::string>(), "INI file with the model and training keys (e.g. configs/seq2seq-bahdanau-es-en.ini); "
+                                            "with --resume it defaults to RUN_DIR/config.ini")
+      ("run-dir", po::value<std::string>(), "run folder for config, tokenizers, checkpoints and metrics (required)")
+      ("data-dir", po::value<std::string>(), "corpus folder (overrides the config's data_dir; default data/bible)")
+      ("resume", po::bool_switch(), "continue exactly from RUN_DIR/checkpoint_last.pt")
+      ("max-time", po::value<double>(), "stop after this many minutes of this invocation (overrides max_time)")
+      ("max-steps", po::value<int64_t>(), "stop after this many updates in total (overrides max_steps)")
+      ("device", po::value<std::string>(), "auto | cpu | cuda | cuda:N (overrides device; default auto)")
+      ("help,h", "show this help, with every config key of the task, and exit");
+  po::variables_map vm;
+  auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
+  po::store(parsed, vm);
+  std::vector<std::string> overrides = po::collect_unrecognized(parsed.options, po::include_positional);
+  if (vm.count("help")) {
+    print_help(desc, vm.count("config") ? vm["config"].as<std::string>() : "");
+    return 0;
+  }
+  if (!vm.count("run-dir")) throw UserError("--run-dir is required (the folder this run writes into)");
+  const std::string run_dir = vm["run-dir"].as<std::string>();
+  const bool resume = vm["resume"].as<bool>();
+  const std::string last = run_dir + "/checkpoint_last.pt";
+  std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
+  if (resume) {
+    require_file(last, "checkpoint to resume; train without --resume first");
+    if (config_path.empty()) config_path = run_dir + "/config.ini";
+  } else {
+    if (config_path.empty()) throw UserError("--config is required (e.g. --config configs/seq2seq-bahdanau-es-en.ini)");
+    // Never overwrite a run by accident: its checkpoints are hours of work.
+    if (fs::exists(last))
+      throw UserError(run_dir + " already holds a run (" + last + "); add --resume to continue it or choose another --run-dir");
+  }
+  if (vm.count("data-dir")) overrides.insert(overrides.end(), {"--data_dir", vm["data-dir"].as<std::string>()});
+  if (vm.count("max-time")) overrides.insert(overrides.end(), {"--max_time", std::to_string(vm["max-time"].as<double>())});
+  if (vm.count("max-steps")) overrides.insert(overrides.end(), {"--max_steps", std::to_string(vm["max-steps"].as<int64_t>())});
+  if (vm.count("device")) overrides.insert(overrides.end(), {"--device", vm["device"].as<std::string>()});
+
+  const std::string task_name = read_task_name(config_path);
+  Config config = Config::resolve(task_schema(task_name), config_path, overrides);
+  // Seed before the model is built, so parameter initialisation is reproducible too.
+  torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
+  auto task = make_task(task_name);
+  task->setup(config, {config.get("data_dir"), run_dir}, /*load_data=*/true);
+  return Trainer(*task, config, task_name, run_dir).train(resume);
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(train, "train", "train a model from a config (any task); resumable", run_train);
+
+}  // namespace nlpzoo::cli

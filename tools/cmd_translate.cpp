@@ -1,0 +1,66 @@
+// nlpzoo translate: stdin sentences in, detokenized translations out.
+#include <iostream>
+
+#include "datasets/io.h"
+#include "infer/attention_plot.h"
+#include "infer/translator.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "tools/run_flags.h"
+#include "train/trainer.h"
+
+namespace nlpzoo::cli {
+
+namespace {
+
+int run_translate(const std::vector<std::string>& args) {
+  po::options_description desc("Options");
+  add_run_flags(desc);
+  add_search_flags(desc, /*with_n_best=*/true);
+  desc.add_options()("attention-png", po::value<std::string>(),
+                     "draw the attention weights of the first non-empty sentence's best translation as a heatmap PNG");
+  auto vm = parse_args(args, desc, "translate --run-dir DIR [OPTIONS] < source.txt > translations.txt");
+  if (!vm) return 0;
+  auto options = search_options(*vm);
+  options.keep_attention = vm->count("attention-png") > 0;
+  auto run = load_run_from_flags(*vm);
+  auto& task = translation_task(run);
+  const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), task.max_positions(),
+                              parse_device((*vm)["device"].as<std::string>()));
+  const auto lines = read_stdin_lines();
+  const auto results = translator.translate(lines, options, (*vm)["batch-size"].as<int64_t>());
+
+  bool plotted = false;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (r.truncated)
+      std::cerr << "nlpzoo: warning: stdin line " << i + 1 << ": longer than max_positions=" << task.max_positions()
+                << " pieces; translated its first " << task.max_positions() - 1 << " pieces" << std::endl;
+    if (r.hypotheses.empty()) {  // an empty line translates to an empty line
+      std::cout << "\n";
+      continue;
+    }
+    if (options.n_best == 1) {
+      std::cout << translator.text(r.hypotheses.front()) << "\n";
+    } else {
+      for (const auto& h : r.hypotheses)
+        std::cout << i << " ||| " << translator.text(h) << " ||| " << h.score << "\n";
+    }
+    if (options.keep_attention && !plotted) {
+      const auto& best = r.hypotheses.front();
+      plot_attention_png((*vm)["attention-png"].as<std::string>(), r.source_pieces, translator.target_pieces(best),
+                         best.attention);
+      plotted = true;
+    }
+  }
+  std::cout << std::flush;
+  if (options.keep_attention && !plotted) std::cerr << "nlpzoo: warning: no non-empty sentence, no attention plot" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(translate, "translate", "translate stdin lines with a trained model (greedy or beam search)",
+                        run_translate);
+
+}  // namespace nlpzoo::cli

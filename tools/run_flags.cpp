@@ -1,0 +1,60 @@
+#include "tools/run_flags.h"
+
+#include "datasets/io.h"
+#include "train/trainer.h"
+
+namespace nlpzoo::cli {
+
+void add_search_flags(po::options_description& desc, bool with_n_best) {
+  SearchOptions d;
+  const std::string ratio_help = "longest output = ratio * source pieces + " + std::to_string(d.max_length_offset) +
+                                 ", capped by --max-length";
+  desc.add_options()
+      ("beam-size", po::value<int64_t>()->default_value(d.beam_size), "beam width; 1 = greedy search")
+      ("length-penalty", po::value<double>()->default_value(d.length_penalty),
+       "alpha of the length normalisation score/lp(len); 0 = raw log-probability")
+      ("length-penalty-form", po::value<std::string>()->default_value("course"),
+       "course: lp = len^alpha; gnmt: lp = ((5+len)/6)^alpha (Wu et al. 2016)")
+      ("max-length-ratio", po::value<double>()->default_value(d.max_length_ratio),
+       ratio_help.c_str())
+      ("max-length", po::value<int64_t>()->default_value(d.max_length), "longest output in pieces")
+      ("batch-size", po::value<int64_t>()->default_value(32), "sentences decoded together");
+  if (with_n_best)
+    desc.add_options()("n-best", po::value<int64_t>()->default_value(d.n_best),
+                       "hypotheses printed per sentence (at most --beam-size), as 'i ||| text ||| score'");
+}
+
+SearchOptions search_options(const po::variables_map& vm) {
+  SearchOptions o;
+  o.beam_size = vm["beam-size"].as<int64_t>();
+  o.length_penalty = vm["length-penalty"].as<double>();
+  o.length_penalty_form = parse_length_penalty_form(vm["length-penalty-form"].as<std::string>());
+  o.max_length_ratio = vm["max-length-ratio"].as<double>();
+  o.max_length = vm["max-length"].as<int64_t>();
+  if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
+  if (o.beam_size < 1) throw UserError("--beam-size: must be at least 1");
+  if (o.n_best < 1 || o.n_best > o.beam_size) throw UserError("--n-best: must be between 1 and --beam-size");
+  if (o.max_length < 1) throw UserError("--max-length: must be at least 1");
+  if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");
+  return o;
+}
+
+void add_run_flags(po::options_description& desc) {
+  desc.add_options()
+      ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
+      ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
+      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N");
+}
+
+LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir) {
+  const auto path = checkpoint_in(vm["run-dir"].as<std::string>(), vm["checkpoint"].as<std::string>());
+  return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir);
+}
+
+TranslationTask& translation_task(LoadedRun& run) {
+  auto* task = dynamic_cast<TranslationTask*>(run.task.get());
+  if (task == nullptr) throw UserError("this run trains task '" + run.header.task + "', which does not translate");
+  return *task;
+}
+
+}  // namespace nlpzoo::cli

@@ -1,0 +1,27 @@
+#pragma once
+// The decoding flags shared by `translate` and `evaluate`, and the run-folder flags of every
+// command that loads a trained model.
+#include <torch/torch.h>
+
+#include "infer/search.h"
+#include "tools/options.h"
+#include "train/tasks/registry.h"
+#include "train/tasks/translation_task.h"
+
+namespace nlpzoo::cli {
+
+/// --beam-size, --length-penalty, --length-penalty-form, --n-best (if with_n_best),
+/// --max-length-ratio, --max-length, --batch-size.
+void add_search_flags(po::options_description& desc, bool with_n_best);
+/// SearchOptions from those flags. Throws UserError naming a flag with a bad value.
+SearchOptions search_options(const po::variables_map& vm);
+
+/// --run-dir (required), --checkpoint best|last, --device.
+void add_run_flags(po::options_description& desc);
+/// Loads the chosen checkpoint of --run-dir on --device (reading `data_dir` if not empty).
+LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "");
+
+/// The run's TranslationTask. Throws UserError if the run trained another task.
+TranslationTask& translation_task(LoadedRun& run);
+
+}  // namespace nlpzoo::cli
