@@ -1,0 +1,189 @@
+// End to end through the nlpzoo binary: a tiny translation run (train, resume, evaluate,
+// translate, export) and every kind of bad input the issue names, each giving a one-line
+// error that names the file/line/option, a non-zero exit, and no partial output.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "datasets/io.h"
+
+namespace fs = std::filesystem;
+using namespace nlpzoo;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run_cli(const std::string& args, const std::string& stdin_text = "") {
+  const auto dir = fs::temp_directory_path() / ("nlpzoo_cli_io_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const auto in = (dir / "stdin").string(), out = (dir / "stdout").string(), err = (dir / "stderr").string();
+  std::ofstream(in) << stdin_text;
+  const std::string cmd = "NLPZOO_THREADS=1 " + quote(NLPZOO_CLI) + " " + args + " <" + quote(in) + " >" + quote(out) +
+                          " 2>" + quote(err);
+  const int raw = std::system(cmd.c_str());
+  Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
+  return r;
+}
+
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// A small Spanish-English corpus: numbers and colours in short sentences.
+void write_corpus(const fs::path& dir) {
+  const std::vector<std::pair<std::string, std::string>> words = {
+      {"uno", "one"}, {"dos", "two"}, {"tres", "three"}, {"cuatro", "four"}, {"cinco", "five"},
+      {"rojo", "red"}, {"verde", "green"}, {"azul", "blue"}, {"negro", "black"}, {"blanco", "white"}};
+  std::string es, en;
+  for (size_t i = 0; i < words.size(); ++i)
+    for (size_t j = 0; j < words.size(); ++j) {
+      es += "el " + words[i].first + " y el " + words[j].first + "\n";
+      en += "the " + words[i].second + " and the " + words[j].second + "\n";
+    }
+  for (const char* split : {"train", "valid", "test"}) {
+    write(dir / (std::string(split) + ".es"), es);
+    write(dir / (std::string(split) + ".en"), en);
+  }
+}
+
+const char* kTiny =
+    "--src_vocab_size 60 --tgt_vocab_size 60 --embed_dim 16 --hidden_size 32 --attention_dim 16 "
+    "--dropout 0 --lr 0.01 --max_tokens 400 --valid_interval 20 --log_interval 10 --device cpu";
+
+class RegressionCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("nlpzoo_cli_" + std::to_string(getpid()));
+    fs::remove_all(root_);
+    write_corpus(root_ / "data");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string config() const { return quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/seq2seq-bahdanau-es-en.ini"); }
+  std::string train(const std::string& run, const std::string& extra = "") {
+    return "train --config " + config() + " --data-dir " + quote((root_ / "data").string()) + " --run-dir " +
+           quote((root_ / run).string()) + " " + kTiny + " " + extra;
+  }
+  fs::path root_;
+};
+
+// The one-line error contract: status 1, "nlpzoo COMMAND: error: ..." naming `what`.
+void expect_error(const Result& r, const std::string& what) {
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find(": error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(what), std::string::npos) << "error should name '" << what << "': " << r.err;
+}
+
+TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
+  auto r = run_cli(train("run", "--max-steps 40"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  for (const char* f : {"config.ini", "spm.es.model", "spm.en.model", "checkpoint_last.pt", "checkpoint_best.pt",
+                        "metrics.jsonl"})
+    EXPECT_TRUE(fs::exists(root_ / "run" / f)) << f;
+  // Training again into the same folder without --resume would overwrite it: refused.
+  expect_error(run_cli(train("run", "--max-steps 40")), "--resume");
+  r = run_cli("train --run-dir " + quote((root_ / "run").string()) + " --resume --max-steps 60 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("done: 60 updates"), std::string::npos) << r.out;
+
+  r = run_cli("evaluate --run-dir " + quote((root_ / "run").string()) + " --split valid --beam-size 2 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("perplexity"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BLEU greedy: BLEU = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BLEU beam 2: BLEU = "), std::string::npos) << r.out;
+
+  // An empty line translates to an empty line, in place; n-best prints k lines per sentence.
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --device cpu",
+              "el uno y el dos\n\nel rojo y el azul\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines;
+  std::istringstream out(r.out);
+  for (std::string l; std::getline(out, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[1], "");
+  EXPECT_FALSE(lines[0].empty());
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --n-best 3 --device cpu",
+              "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
+  EXPECT_EQ(r.out.rfind("0 ||| ", 0), 0u) << r.out;
+
+  // A sentence longer than max_positions is cut with a warning naming its line.
+  std::string long_line;
+  for (int i = 0; i < 80; ++i) long_line += "el uno y el dos ";
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --device cpu", "el tres\n" + long_line + "\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("stdin line 2: longer than max_positions=64"), std::string::npos) << r.err;
+
+  const auto png = (root_ / "attention.png").string();
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --device cpu --attention-png " + quote(png),
+              "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(fs::file_size(png), 1000u);
+
+  const auto pt = (root_ / "model.pt").string();
+  r = run_cli("export --run-dir " + quote((root_ / "run").string()) + " --out " + quote(pt));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(fs::file_size(pt), 10000u);
+}
+
+TEST_F(RegressionCli, MissingCorpusNamesTheFile) {
+  auto r = run_cli("train --config " + config() + " --data-dir " + quote((root_ / "nowhere").string()) +
+                   " --run-dir " + quote((root_ / "run").string()) + " " + kTiny);
+  expect_error(r, (root_ / "nowhere" / "train.es").string());
+  EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_last.pt"));
+}
+
+TEST_F(RegressionCli, MismatchedLineCountsNameBothFiles) {
+  write(root_ / "data" / "valid.en", "the one\n");
+  auto r = run_cli(train("run"));
+  expect_error(r, "valid.es");
+  EXPECT_NE(r.err.find("valid.en"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_last.pt"));
+}
+
+TEST_F(RegressionCli, EmptyCorpusIsAnError) {
+  write(root_ / "data" / "train.es", "");
+  write(root_ / "data" / "train.en", "");
+  expect_error(run_cli(train("run")), "train.es");
+  EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_last.pt"));
+}
+
+TEST_F(RegressionCli, UnknownKeyAndBadValueNameTheKey) {
+  expect_error(run_cli(train("run", "--hiden_size 8")), "hiden_size");
+  expect_error(run_cli(train("run", "--cell transformer")), "cell");
+  expect_error(run_cli(train("run", "--hidden_size many")), "hidden_size");
+  expect_error(run_cli(train("run", "--bogus-flag 1")), "bogus-flag");  // not a config key either
+  expect_error(run_cli("translate --run-dir x --beam-width 3"), "beam-width");
+}
+
+TEST_F(RegressionCli, CorruptAndForeignCheckpointsNameTheFile) {
+  write(root_ / "run" / "checkpoint_best.pt", "garbage, not a checkpoint");
+  expect_error(run_cli("translate --run-dir " + quote((root_ / "run").string()), "hola\n"),
+               (root_ / "run" / "checkpoint_best.pt").string());
+  expect_error(run_cli("translate --run-dir " + quote((root_ / "empty").string()), "hola\n"), "checkpoint_best.pt");
+  // Resuming with a config that builds another model: the parameters do not fit.
+  ASSERT_EQ(run_cli(train("run2", "--max-steps 2")).status, 0);
+  const auto before = read_file((root_ / "run2" / "checkpoint_last.pt").string());
+  auto r = run_cli("train --run-dir " + quote((root_ / "run2").string()) + " --resume --hidden_size 48 --device cpu");
+  expect_error(r, "checkpoint_last.pt");
+  EXPECT_NE(r.err.find("shape"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file((root_ / "run2" / "checkpoint_last.pt").string()), before) << "the checkpoint was touched";
+}
+
+}  // namespace
