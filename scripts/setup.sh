@@ -13,6 +13,7 @@ PACKAGES=(
   libboost-program-options-dev nlohmann-json3-dev libgtest-dev libcairo2-dev
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
+  time bc                                    # bench/: peak RSS (GNU time) and rates
 )
 
 missing=()
