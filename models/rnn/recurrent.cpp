@@ -1,26 +1,20 @@
 #include "models/rnn/recurrent.h"
 
+#include "models/enum_names.h"
+
 #include <stdexcept>
 
 namespace nlpzoo {
 
 namespace rnn_utils = torch::nn::utils::rnn;
 
-CellType parse_cell_type(const std::string& name) {
-  if (name == "rnn") return CellType::kRnn;
-  if (name == "gru") return CellType::kGru;
-  if (name == "lstm") return CellType::kLstm;
-  throw std::invalid_argument("unknown cell type '" + name + "' (expected rnn, gru or lstm)");
-}
+namespace {
+constexpr EnumNames<CellType, 3> kCellNames = {{{CellType::kRnn, "rnn"}, {CellType::kGru, "gru"}, {CellType::kLstm, "lstm"}}};
+}  // namespace
 
-std::string to_string(CellType cell) {
-  switch (cell) {
-    case CellType::kRnn: return "rnn";
-    case CellType::kGru: return "gru";
-    case CellType::kLstm: return "lstm";
-  }
-  return "?";
-}
+CellType parse_cell_type(const std::string& name) { return parse_enum(name, kCellNames, "cell type"); }
+
+std::string to_string(CellType cell) { return enum_name(cell, kCellNames); }
 
 RecurrentState RecurrentState::from_batch_major(const torch::Tensor& h, const torch::Tensor& c) {
   RecurrentState s;

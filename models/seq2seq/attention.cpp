@@ -1,27 +1,19 @@
 #include "models/seq2seq/attention.h"
 
+#include "models/enum_names.h"
+
 #include <limits>
 #include <stdexcept>
 
 namespace nlpzoo {
 
-AttentionType parse_attention_type(const std::string& name) {
-  if (name == "none") return AttentionType::kNone;
-  if (name == "additive") return AttentionType::kAdditive;
-  if (name == "dot") return AttentionType::kDot;
-  if (name == "general") return AttentionType::kGeneral;
-  throw std::invalid_argument("unknown attention '" + name + "' (expected none, additive, dot or general)");
-}
+namespace {
+constexpr EnumNames<AttentionType, 4> kAttentionNames = {{{AttentionType::kNone, "none"}, {AttentionType::kAdditive, "additive"}, {AttentionType::kDot, "dot"}, {AttentionType::kGeneral, "general"}}};
+}  // namespace
 
-std::string to_string(AttentionType type) {
-  switch (type) {
-    case AttentionType::kNone: return "none";
-    case AttentionType::kAdditive: return "additive";
-    case AttentionType::kDot: return "dot";
-    case AttentionType::kGeneral: return "general";
-  }
-  return "?";
-}
+AttentionType parse_attention_type(const std::string& name) { return parse_enum(name, kAttentionNames, "attention"); }
+
+std::string to_string(AttentionType type) { return enum_name(type, kAttentionNames); }
 
 std::tuple<torch::Tensor, torch::Tensor> masked_attention(const torch::Tensor& scores,
                                                            const torch::Tensor& mask,

@@ -1,22 +1,18 @@
 #include "models/transformer/layers.h"
 
+#include "models/enum_names.h"
+
 #include <stdexcept>
 
 namespace nlpzoo {
 
-Activation parse_activation(const std::string& name) {
-  if (name == "relu") return Activation::kRelu;
-  if (name == "gelu") return Activation::kGelu;
-  throw std::invalid_argument("unknown activation '" + name + "' (expected relu or gelu)");
-}
+namespace {
+constexpr EnumNames<Activation, 2> kActivationNames = {{{Activation::kRelu, "relu"}, {Activation::kGelu, "gelu"}}};
+}  // namespace
 
-std::string to_string(Activation activation) {
-  switch (activation) {
-    case Activation::kRelu: return "relu";
-    case Activation::kGelu: return "gelu";
-  }
-  return "?";
-}
+Activation parse_activation(const std::string& name) { return parse_enum(name, kActivationNames, "activation"); }
+
+std::string to_string(Activation activation) { return enum_name(activation, kActivationNames); }
 
 namespace {
 torch::nn::Linear xavier_linear(int64_t in, int64_t out) {

@@ -1,25 +1,19 @@
 #include "models/transformer/positional.h"
 
+#include "models/enum_names.h"
+
 #include <cmath>
 #include <stdexcept>
 
 namespace nlpzoo {
 
-PositionType parse_position_type(const std::string& name) {
-  if (name == "sinusoidal") return PositionType::kSinusoidal;
-  if (name == "learned") return PositionType::kLearned;
-  if (name == "relative") return PositionType::kRelative;
-  throw std::invalid_argument("unknown positions '" + name + "' (expected sinusoidal, learned or relative)");
-}
+namespace {
+constexpr EnumNames<PositionType, 3> kPositionNames = {{{PositionType::kSinusoidal, "sinusoidal"}, {PositionType::kLearned, "learned"}, {PositionType::kRelative, "relative"}}};
+}  // namespace
 
-std::string to_string(PositionType type) {
-  switch (type) {
-    case PositionType::kSinusoidal: return "sinusoidal";
-    case PositionType::kLearned: return "learned";
-    case PositionType::kRelative: return "relative";
-  }
-  return "?";
-}
+PositionType parse_position_type(const std::string& name) { return parse_enum(name, kPositionNames, "positions"); }
+
+std::string to_string(PositionType type) { return enum_name(type, kPositionNames); }
 
 torch::Tensor sinusoidal_table(int64_t length, int64_t d_model, int64_t offset) {
   TORCH_CHECK(d_model >= 1 && length >= 0 && offset >= 0, "bad sinusoidal table request: length ", length,
