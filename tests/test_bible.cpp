@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "datasets/bible.h"
+#include "tests/test_util.h"
 #include "datasets/io.h"
 #include "datasets/parallel_corpus.h"
 
@@ -23,14 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError thrown)";
-}
+const auto& error_of = test::user_error_of;
 
 // ---- strip_osis_markup ----
 
@@ -319,15 +313,10 @@ TEST(RegressionBibleErrors, MissingModuleOrDiathekeNamesTheFix) {
 
   // The CLI with a diatheke that does not exist.
   const auto dir = fs::temp_directory_path() / ("nlpzoo_bible_cli_" + std::to_string(getpid()));
-  const std::string cmd = "NLPZOO_DIATHEKE=/nonexistent/diatheke " + std::string(NLPZOO_CLI) +
-                          " data bible --out " + dir.string() + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << out;
+  const auto r = test::run_command("NLPZOO_DIATHEKE=/nonexistent/diatheke " + std::string(NLPZOO_CLI) +
+                                   " data bible --out " + dir.string() + " 2>&1");
+  const std::string& out = r.out;
+  EXPECT_EQ(r.status, 1) << out;
   EXPECT_NE(out.find("diatheke not found"), std::string::npos) << out;
   EXPECT_NE(out.find("sudo apt-get install diatheke sword-text-web sword-text-kjv "
                      "sword-text-sparv"),

@@ -14,6 +14,7 @@
 
 #include "datasets/io.h"
 #include "infer/bleu.h"
+#include "tests/test_util.h"
 
 namespace nlpzoo {
 namespace {
@@ -272,24 +273,9 @@ TEST(BleuTokenizer13a, LowercaseAndStrip) {
 
 // ---- The CLI, end to end ----
 
-struct CliResult {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-CliResult run_cli(const std::string& args, const std::filesystem::path& dir) {
-  const auto err_path = dir / "stderr.txt";
-  const std::string cmd = std::string(NLPZOO_CLI) + " bleu " + args + " 2>" + err_path.string();
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, "", "popen failed"};
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int raw = pclose(p);
-  std::ifstream e(err_path);
-  std::string err((std::istreambuf_iterator<char>(e)), std::istreambuf_iterator<char>());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out, err};
+// `nlpzoo bleu ARGS`.
+test::CommandResult run_cli(const std::string& args) {
+  return test::run_cli("bleu " + args);
 }
 
 class RegressionBleuCli : public ::testing::Test {
@@ -326,11 +312,11 @@ TEST_F(RegressionBleuCli, PrintsTheLibraryScoreAndSignature) {
   const std::string expected =
       lib.format() + "\nnrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:nlpzoo\n";
 
-  auto r = run_cli("--ref " + r1 + " --ref " + r2 + " --hyp " + hyp, dir_);
+  auto r = run_cli("--ref " + r1 + " --ref " + r2 + " --hyp " + hyp);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, expected);
   // Hypotheses from standard input.
-  r = run_cli("--ref " + r1 + " --ref " + r2 + " < " + hyp, dir_);
+  r = run_cli("--ref " + r1 + " --ref " + r2 + " < " + hyp);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, expected);
 
@@ -340,8 +326,7 @@ TEST_F(RegressionBleuCli, PrintsTheLibraryScoreAndSignature) {
   o.smooth_value = 0.5;
   o.max_ngram_order = 2;
   r = run_cli("--ref " + r1 + " --hyp " + hyp +
-                  " --tokenize none --smooth floor --smooth-value 0.5 --max-ngram-order 2",
-              dir_);
+                  " --tokenize none --smooth floor --smooth-value 0.5 --max-ngram-order 2");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, corpus_bleu(kHyps, {kRef1}, o).format() + "\n" + bleu_signature(o, 1) + "\n");
 }
@@ -349,7 +334,7 @@ TEST_F(RegressionBleuCli, PrintsTheLibraryScoreAndSignature) {
 TEST_F(RegressionBleuCli, MismatchedLineCountsNameBothFiles) {
   const auto hyp = write("hyp.txt", kHyps);
   const auto ref = write("short_ref.txt", {"only", "two"});
-  const auto r = run_cli("--ref " + ref + " --hyp " + hyp, dir_);
+  const auto r = run_cli("--ref " + ref + " --hyp " + hyp);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find(hyp), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(ref), std::string::npos) << r.err;
@@ -360,10 +345,10 @@ TEST_F(RegressionBleuCli, MismatchedLineCountsNameBothFiles) {
 
 TEST_F(RegressionBleuCli, BadOptionsFail) {
   const auto hyp = write("hyp.txt", kHyps), r1 = write("r1.txt", kRef1);
-  auto r = run_cli("--ref " + r1 + " --hyp " + hyp + " --tokenize intl", dir_);
+  auto r = run_cli("--ref " + r1 + " --hyp " + hyp + " --tokenize intl");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("intl"), std::string::npos) << r.err;
-  r = run_cli("--hyp " + hyp, dir_);  // --ref is required
+  r = run_cli("--hyp " + hyp);  // --ref is required
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("ref"), std::string::npos) << r.err;
 }

@@ -2,42 +2,23 @@
 // translate, export) and every kind of bad input the issue names, each giving a one-line
 // error that names the file/line/option, a non-zero exit, and no partial output.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "datasets/io.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 using namespace nlpzoo;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result run_cli(const std::string& args, const std::string& stdin_text = "") {
-  const auto dir = fs::temp_directory_path() / ("nlpzoo_cli_io_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const auto in = (dir / "stdin").string(), out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  std::ofstream(in) << stdin_text;
-  const std::string cmd = "NLPZOO_THREADS=1 " + quote(NLPZOO_CLI) + " " + args + " <" + quote(in) + " >" + quote(out) +
-                          " 2>" + quote(err);
-  const int raw = std::system(cmd.c_str());
-  Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
-  return r;
-}
+using test::run_cli;
+using test::shell_quote;
+const auto& quote = shell_quote;
+using Result = test::CommandResult;
 
 void write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -68,8 +49,7 @@ const char* kTiny =
 class RegressionCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("nlpzoo_cli_" + std::to_string(getpid()));
-    fs::remove_all(root_);
+    root_ = test::fresh_temp_dir("cli");
     write_corpus(root_ / "data");
   }
   void TearDown() override { fs::remove_all(root_); }

@@ -10,6 +10,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "infer/search.h"
+#include "tests/test_util.h"
 #include "models/seq2seq/seq2seq.h"
 
 using namespace nlpzoo;
@@ -117,15 +118,7 @@ void expect_scored_consistently(const Hypothesis& h, const SearchOptions& o) {
   }
 }
 
-template <typename F>
-std::string user_error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no UserError>";
-}
+using test::user_error_of;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "datasets/io.h"
+#include "tests/test_util.h"
 #include "datasets/special_ids.h"
 #include "datasets/tokenizer.h"
 
@@ -27,33 +28,11 @@ namespace fs = std::filesystem;
 
 const std::string kCorpus = std::string(NLPZOO_SOURCE_DIR) + "/tests/data/kjv_genesis_1_8.txt";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError thrown)";
-}
-
-struct CmdResult {
-  int status;
-  std::string out;
-};
-
-// Runs a shell command, returning its exit status and standard output.
-CmdResult run(const std::string& cmd) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int raw = pclose(p);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+using test::run_command;
+const auto& error_of = test::user_error_of;
 
 bool have_program(const std::string& name) {
-  return run("command -v " + name + " >/dev/null 2>&1").status == 0;
+  return run_command("command -v " + name + " >/dev/null 2>&1").status == 0;
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -185,12 +164,12 @@ TEST_F(TokenizerTest, IdsMatchDebianSpmEncode) {
   const auto input = (*dir_ / "spm_input.txt").string();
   atomic_write_text(input, text);
 
-  const auto ids = run("spm_encode --model " + model_path() + " --output_format=id < " + input);
+  const auto ids = run_command("spm_encode --model " + model_path() + " --output_format=id < " + input);
   ASSERT_EQ(ids.status, 0);
   const auto id_lines = split_lines(ids.out);
   ASSERT_EQ(id_lines.size(), lines.size());
   const auto pieces =
-      run("spm_encode --model " + model_path() + " --output_format=piece < " + input);
+      run_command("spm_encode --model " + model_path() + " --output_format=piece < " + input);
   ASSERT_EQ(pieces.status, 0);
   const auto piece_lines = split_lines(pieces.out);
   ASSERT_EQ(piece_lines.size(), lines.size());
@@ -207,7 +186,7 @@ TEST_F(TokenizerTest, TrainingMatchesDebianSpmTrain) {
   // The same options through spm_train's files: the same pieces, scores and order. (The
   // .model files differ only in the recorded trainer options, e.g. the input path.)
   const auto prefix = (*dir_ / "spm_train").string();
-  ASSERT_EQ(run("spm_train --input=" + kCorpus + " --model_prefix=" + prefix +
+  ASSERT_EQ(run_command("spm_train --input=" + kCorpus + " --model_prefix=" + prefix +
                 " --vocab_size=500 --character_coverage=1 --pad_id=0 --unk_id=1 --bos_id=2"
                 " --eos_id=3 --pad_piece='<pad>' --num_threads=2 --minloglevel=2 >/dev/null 2>&1")
                 .status,
@@ -356,7 +335,7 @@ TEST_F(TokenizerTest, ModelsWithOtherSpecialIdsAreRejected) {
   if (!have_program("spm_train")) GTEST_SKIP() << "spm_train not installed (apt-get install sentencepiece)";
   // spm_train's defaults: unk=0 bos=1 eos=2, no pad.
   const auto prefix = (*dir_ / "foreign").string();
-  ASSERT_EQ(run("spm_train --input=" + kCorpus + " --model_prefix=" + prefix +
+  ASSERT_EQ(run_command("spm_train --input=" + kCorpus + " --model_prefix=" + prefix +
                 " --vocab_size=300 --minloglevel=2 >/dev/null 2>&1")
                 .status,
             0);
@@ -373,10 +352,13 @@ class RegressionTokenizeCli : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  CmdResult cli(const std::string& args) {
-    return run(std::string(NLPZOO_CLI) + " tokenize " + args + " 2>" + (dir_ / "err").string());
+  test::CommandResult cli(const std::string& args) {
+    auto r = test::run_cli("tokenize " + args);
+    err_ = r.err;
+    return r;
   }
-  std::string err() { return read_file((dir_ / "err").string()); }
+  std::string err() { return err_; }
+  std::string err_;
   fs::path dir_;
 };
 
@@ -453,7 +435,7 @@ TEST_F(RegressionTokenizeCli, ErrorsAndHelp) {
   EXPECT_NE(err().find("unknown model type 'wordpiece'"), std::string::npos) << err();
 
   // An explicit NLPZOO_SPM_SHIM that does not exist is reported, not silently replaced.
-  r = run("NLPZOO_SPM_SHIM=/nonexistent/libnlpzoo_spm.so " + std::string(NLPZOO_CLI) +
+  r = run_command("NLPZOO_SPM_SHIM=/nonexistent/libnlpzoo_spm.so " + std::string(NLPZOO_CLI) +
           " tokenize encode --model " + model + " < /dev/null 2>&1");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("cannot load the SentencePiece module"), std::string::npos) << r.out;

@@ -188,7 +188,9 @@ TEST(Batching, TokenBudgetAndDeterminism) {
     int64_t longest = 0;
     for (auto i : batch) longest = std::max(longest, lengths[i]), seen[i]++;
     // Only an example longer than the budget may exceed it, alone.
-    if (batch.size() > 1) EXPECT_LE(longest * static_cast<int64_t>(batch.size()), 16);
+    if (batch.size() > 1) {
+      EXPECT_LE(longest * static_cast<int64_t>(batch.size()), 16);
+    }
   }
   for (int s : seen) EXPECT_EQ(s, 1);
   auto sorted = make_token_batches(lengths, 16, 0, false, 0);

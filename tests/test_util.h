@@ -1,0 +1,31 @@
+#pragma once
+// Helpers shared by the test files: catching a UserError's message, running commands and the
+// nlpzoo binary, scratch folders.
+#include <filesystem>
+#include <functional>
+#include <string>
+
+namespace nlpzoo::test {
+
+/// The message of the UserError `f` throws, or "(no UserError thrown)".
+std::string user_error_of(const std::function<void()>& f);
+
+struct CommandResult {
+  int status = -1;  // exit status; -1 if killed by a signal
+  std::string out, err;
+};
+
+/// Runs a shell command line with `stdin_text` on standard input, capturing standard output
+/// and standard error separately.
+CommandResult run_command(const std::string& command_line, const std::string& stdin_text = "");
+
+/// Runs the nlpzoo binary under test with `args` (shell syntax) and one torch thread.
+CommandResult run_cli(const std::string& args, const std::string& stdin_text = "");
+
+/// `s` quoted for the shell.
+std::string shell_quote(const std::string& s);
+
+/// An empty folder temp/nlpzoo_<name>_<pid> (emptied if it exists).
+std::filesystem::path fresh_temp_dir(const std::string& name);
+
+}  // namespace nlpzoo::test
