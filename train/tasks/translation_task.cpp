@@ -6,6 +6,7 @@
 #include "datasets/batching.h"
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "train/losses.h"
 
 namespace fs = std::filesystem;
 
@@ -222,12 +223,8 @@ LossOutput TranslationTask::loss(const Batch& batch) {
   const auto& src = batch.tensors.at("src");
   const auto& tgt_in = batch.tensors.at("tgt_in");
   auto logits = rnn_ ? rnn_->forward(src, tgt_in) : transformer_->forward(src, tgt_in);
-  namespace F = torch::nn::functional;
-  auto loss = F::cross_entropy(logits.reshape({-1, logits.size(-1)}), batch.tensors.at("tgt_out").reshape({-1}),
-                               F::CrossEntropyFuncOptions()
-                                   .ignore_index(kPadId)
-                                   .reduction(torch::kSum)
-                                   .label_smoothing(module_->is_training() ? label_smoothing_ : 0.0));
+  auto loss = sequence_cross_entropy(logits, batch.tensors.at("tgt_out"), kPadId,
+                                     module_->is_training() ? label_smoothing_ : 0.0);
   return {loss, batch.num_tokens};
 }
 
