@@ -167,3 +167,25 @@ TEST_F(RegressionCli, CorruptAndForeignCheckpointsNameTheFile) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(RegressionCli, TransformerTrainsTranslatesAndDrawsOneHead) {
+  const std::string cfg = quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/transformer-base-es-en.ini");
+  auto r = run_cli("train --config " + cfg + " --data-dir " + quote((root_ / "data").string()) + " --run-dir " +
+                   quote((root_ / "tf").string()) +
+                   " --src_vocab_size 60 --tgt_vocab_size 60 --d_model 16 --num_heads 2 --ffn_dim 32"
+                   " --num_encoder_layers 1 --num_decoder_layers 1 --warmup_steps 10 --max_tokens 400"
+                   " --max-steps 30 --valid_interval 30 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const auto png = (root_ / "tf.png").string();
+  r = run_cli("translate --run-dir " + quote((root_ / "tf").string()) + " --beam-size 4 --attention-head 1 --device cpu"
+              " --attention-png " + quote(png), "el uno y el dos\n\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  EXPECT_GT(fs::file_size(png), 1000u);
+  expect_error(run_cli("translate --run-dir " + quote((root_ / "tf").string()) + " --attention-head 2", "uno\n"),
+               "--attention-head");
+}
+
+}  // namespace

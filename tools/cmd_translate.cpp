@@ -17,14 +17,23 @@ int run_translate(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   add_run_flags(desc);
   add_search_flags(desc, /*with_n_best=*/true);
-  desc.add_options()("attention-png", po::value<std::string>(),
-                     "draw the attention weights of the first non-empty sentence's best translation as a heatmap PNG");
+  desc.add_options()
+      ("attention-png", po::value<std::string>(),
+       "draw the attention weights of the first non-empty sentence's best translation as a heatmap PNG")
+      ("attention-head", po::value<int64_t>()->default_value(-1),
+       "Transformer runs: which head of the last decoder layer's cross-attention to draw (-1 = mean over heads)");
   auto vm = parse_args(args, desc, "translate --run-dir DIR [OPTIONS] < source.txt > translations.txt");
   if (!vm) return 0;
   auto options = search_options(*vm);
   options.keep_attention = vm->count("attention-png") > 0;
   auto run = load_run_from_flags(*vm);
   auto& task = translation_task(run);
+  if (const int64_t head = (*vm)["attention-head"].as<int64_t>(); head != -1) {
+    if (task.transformer() == nullptr) throw UserError("--attention-head: only for Transformer runs (arch=transformer)");
+    if (head < 0 || head >= task.transformer()->options().num_heads())
+      throw UserError("--attention-head: must be -1 or in [0, " + std::to_string(task.transformer()->options().num_heads()) + ")");
+    task.transformer()->set_attention_head(head);
+  }
   const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), task.max_positions(),
                               parse_device((*vm)["device"].as<std::string>()));
   const auto lines = read_stdin_lines();

@@ -19,14 +19,24 @@ torch::nn::Embedding make_embedding(int64_t vocab, int64_t d_model, int64_t pad_
 std::string layer_key(const char* kind, size_t l) { return std::string(kind) + "_" + std::to_string(l); }
 }  // namespace
 
+namespace {
+void check_attention_head(int64_t head, int64_t num_heads) {
+  TORCH_CHECK(head >= -1 && head < num_heads, "attention_head must be -1 (mean) or in [0, ", num_heads, "), got ", head);
+}
+}  // namespace
+
+void TransformerSeq2SeqImpl::set_attention_head(int64_t head) {
+  check_attention_head(head, options_.num_heads());
+  options_.attention_head(head);
+}
+
 TransformerSeq2SeqImpl::TransformerSeq2SeqImpl(const TransformerOptions& o) : options_(o) {
   TORCH_CHECK(o.d_model() % o.num_heads() == 0, "d_model (", o.d_model(), ") must be a multiple of num_heads (",
               o.num_heads(), ")");
   TORCH_CHECK(!o.share_embeddings() || o.src_vocab_size() == o.tgt_vocab_size(),
               "share_embeddings needs one vocabulary, got src_vocab_size ", o.src_vocab_size(),
               " and tgt_vocab_size ", o.tgt_vocab_size());
-  TORCH_CHECK(o.attention_head() >= -1 && o.attention_head() < o.num_heads(), "attention_head must be -1 (mean) or in [0, ",
-              o.num_heads(), "), got ", o.attention_head());
+  check_attention_head(o.attention_head(), o.num_heads());
   TORCH_CHECK(o.max_positions() >= 1, "max_positions must be >= 1, got ", o.max_positions());
   tgt_embed = register_module("tgt_embed", make_embedding(o.tgt_vocab_size(), o.d_model(), o.pad_id()));
   // Registered once when shared, so the optimiser sees the table once.

@@ -97,6 +97,9 @@ class TransformerSeq2SeqImpl : public torch::nn::Module, public IncrementalDecod
   int64_t target_vocab_size() const override { return options_.tgt_vocab_size(); }
 
   const TransformerOptions& options() const { return options_; }
+  /// Chooses which head's cross-attention step() reports (-1 = mean over heads); a display
+  /// choice that changes no output. Throws c10::Error outside [-1, num_heads).
+  void set_attention_head(int64_t head);
 
   /// Target embedding E_tgt [tgt_vocab, d_model], which is also the output projection.
   torch::nn::Embedding tgt_embed{nullptr};
