@@ -189,3 +189,24 @@ TEST_F(RegressionCli, TransformerTrainsTranslatesAndDrawsOneHead) {
 }
 
 }  // namespace
+
+namespace {
+
+// Ctrl-C during training: the run stops with status 130 after saving a checkpoint that
+// --resume continues from.
+TEST_F(RegressionCli, InterruptSavesAResumableCheckpoint) {
+  const auto run = quote((root_ / "run").string());
+  const auto metrics = quote((root_ / "run" / "metrics.jsonl").string());
+  const std::string script = std::string("NLPZOO_THREADS=1 ") + quote(NLPZOO_CLI) + " " + train("run", "--max-steps 100000 --log_interval 1") +
+                             " >/dev/null & pid=$!; "
+                             "for i in $(seq 1 300); do [ -s " + metrics + " ] && break; sleep 0.1; done; "
+                             "kill -INT $pid; wait $pid; echo status=$?";
+  auto r = test::run_command(script);
+  EXPECT_NE(r.out.find("status=130"), std::string::npos) << r.out << r.err;
+  ASSERT_TRUE(fs::exists(root_ / "run" / "checkpoint_last.pt"));
+  r = run_cli("train --run-dir " + run + " --resume --max-steps 3 --device cpu");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+}
+
+}  // namespace
