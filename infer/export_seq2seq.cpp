@@ -1,7 +1,6 @@
 #include "infer/export_seq2seq.h"
 
 #include <sstream>
-#include <stdexcept>
 
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
