@@ -1,10 +1,10 @@
 #include "infer/export_seq2seq.h"
 
 #include <sstream>
-#include <stdexcept>
 
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "infer/script_twin.h"
 
 namespace nlpzoo {
 
@@ -183,33 +183,13 @@ std::string twin_source(const Seq2SeqOptions& o) {
 
 }  // namespace
 
-std::string scripted_name(const std::string& eager_name) {
-  std::string out;
-  for (char ch : eager_name) {
-    if (ch == '.') out += "__";
-    else out += ch;
-  }
-  return out;
-}
-
 torch::jit::Module script_seq2seq(Seq2SeqImpl& model) {
   const Seq2SeqOptions& o = model.options();
   torch::jit::Module twin("nlpzoo_seq2seq");
-  torch::NoGradGuard no_grad;
-  auto copy_in = [&](const std::string& name, const torch::Tensor& t, bool is_buffer) {
-    if (name.find("__") != std::string::npos)
-      throw std::invalid_argument("script_seq2seq: parameter name '" + name +
-                                  "' contains '__', which the '.' -> '__' mapping reserves");
-    twin.register_parameter(scripted_name(name), t.detach().clone(), is_buffer);
-  };
-  for (const auto& p : model.named_parameters()) copy_in(p.key(), p.value(), /*is_buffer=*/false);
-  for (const auto& b : model.named_buffers()) copy_in(b.key(), b.value(), /*is_buffer=*/true);
-
-  auto int_attr = [&](const char* name, int64_t v) { twin.register_attribute(name, c10::IntType::get(), v); };
-  auto bool_attr = [&](const char* name, bool v) { twin.register_attribute(name, c10::BoolType::get(), v); };
-  auto str_attr = [&](const char* name, const std::string& v) {
-    twin.register_attribute(name, c10::StringType::get(), v);
-  };
+  copy_tensors_into(twin, model, "script_seq2seq");
+  auto int_attr = [&](const char* name, int64_t v) { add_int_attribute(twin, name, v); };
+  auto bool_attr = [&](const char* name, bool v) { add_bool_attribute(twin, name, v); };
+  auto str_attr = [&](const char* name, const std::string& v) { add_string_attribute(twin, name, v); };
   int_attr("src_vocab_size", o.src_vocab_size());
   int_attr("tgt_vocab_size", o.tgt_vocab_size());
   int_attr("embed_dim", o.embed_dim());
@@ -257,42 +237,14 @@ std::string seq2seq_export_readme(const Seq2SeqOptions& o) {
 
 void export_seq2seq(const std::string& out_path, Seq2SeqImpl& model,
                     const std::map<std::string, std::string>& extra_files) {
-  if (extra_files.count("README.txt"))
-    throw std::invalid_argument("export_seq2seq: extra file name 'README.txt' is reserved for the export's own README");
-  auto twin = script_seq2seq(model);
-  twin.to(torch::kCPU);
-  torch::jit::ExtraFilesMap files(extra_files.begin(), extra_files.end());
-  files["README.txt"] = seq2seq_export_readme(model.options());
-  atomic_write(out_path, [&](const std::string& tmp) {
-    try {
-      twin.save(tmp, files);
-    } catch (const c10::Error& e) {
-      // LibTorch reports a missing folder or a full disk as c10::Error; to the user it is a bad path.
-      throw UserError(out_path + ": cannot write the TorchScript export: " + e.what_without_backtrace());
-    }
-  });
+  save_twin(out_path, script_seq2seq(model), extra_files, seq2seq_export_readme(model.options()), "export_seq2seq");
 }
 
 // ---------------------------------------------------------------------------------------
 
-namespace {
-
-// The elements of a method's tuple result, checked for arity: a file whose methods return
-// something else is not a twin this code can drive.
-std::vector<c10::IValue> tuple_of(const c10::IValue& v, size_t size, const char* method) {
-  if (!v.isTuple() || v.toTupleRef().elements().size() != size)
-    throw UserError(std::string("not an nlpzoo seq2seq export: '") + method + "' does not return a " +
-                    std::to_string(size) + "-tuple");
-  return v.toTupleRef().elements().vec();
-}
-
-}  // namespace
-
 ScriptedSeq2Seq::ScriptedSeq2Seq(torch::jit::Module module) : module_(std::move(module)) {
-  for (const char* m : {"encode", "step", "translate_greedy"})
-    if (!module_.find_method(m)) throw UserError(std::string("not an nlpzoo seq2seq export: no method '") + m + "'");
-  for (const char* a : {"tgt_vocab_size", "cell", "attention", "input_feeding"})
-    if (!module_.hasattr(a)) throw UserError(std::string("not an nlpzoo seq2seq export: no attribute '") + a + "'");
+  require_twin_members(module_, {"encode", "step", "translate_greedy"},
+                       {"tgt_vocab_size", "cell", "attention", "input_feeding"}, "seq2seq");
   tgt_vocab_size_ = module_.attr("tgt_vocab_size").toInt();
   has_keys_ = module_.attr("attention").toStringRef() != "none";
   has_c_ = module_.attr("cell").toStringRef() == "lstm";
@@ -302,7 +254,7 @@ ScriptedSeq2Seq::ScriptedSeq2Seq(torch::jit::Module module) : module_(std::move(
 DecoderState ScriptedSeq2Seq::init(const torch::Tensor& src) {
   TORCH_CHECK(src.dim() == 2, "src must be [B, S] int64, got ", src.sizes());
   auto out = module_.get_method("encode")({src});
-  const auto e = tuple_of(out, 7, "encode");
+  const auto e = twin_tuple(out, 7, "encode", "seq2seq");
   DecoderState st;
   st.tensors["states"] = e[0].toTensor();
   st.tensors["mask"] = e[1].toTensor();
@@ -326,7 +278,7 @@ DecoderStep ScriptedSeq2Seq::step(const DecoderState& state, const torch::Tensor
   auto out = module_.get_method("step")({prev_tokens, states, t.at("mask"),
                                          or_empty("keys", has_keys_, {N, states.size(1), 0}), t.at("summary"),
                                          t.at("h"), or_empty("c", has_c_, {N, 0}), or_empty("feed", has_feed_, {N, 0})});
-  const auto e = tuple_of(out, 5, "step");
+  const auto e = twin_tuple(out, 5, "step", "seq2seq");
   DecoderStep step;
   step.log_probs = e[0].toTensor();
   if (has_keys_) step.attention = e[1].toTensor();

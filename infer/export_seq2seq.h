@@ -47,13 +47,11 @@
 #include <map>
 #include <string>
 
+#include "infer/script_twin.h"  // scripted_name
 #include "models/incremental_decoder.h"
 #include "models/seq2seq/seq2seq.h"
 
 namespace nlpzoo {
-
-/// The twin's name for an eager parameter/buffer name: every '.' becomes "__".
-std::string scripted_name(const std::string& eager_name);
 
 /// Builds the scripted twin of `model` (see the file comment for names and methods), in eval
 /// mode. The twin holds detached copies of the parameters on the model's device; later

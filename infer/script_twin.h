@@ -1,0 +1,56 @@
+#pragma once
+// What every scripted twin shares (docs/ARCHITECTURE.md, "the scripted twin"): the mapping
+// of eager parameter names to TorchScript attribute names, copying a trained module's
+// tensors into a hand-built torch::jit::Module, saving it atomically with extra files and a
+// README, and unpacking the tuples its methods return. The per-family exporters
+// (export_seq2seq, export_transformer) add the TorchScript source of their methods.
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nlpzoo {
+
+/// The twin's name for an eager parameter/buffer name: every '.' becomes "__"
+/// ("encoder.layers.0.norm1.weight" -> "encoder__layers__0__norm1__weight"), because a
+/// TorchScript attribute name cannot contain '.'.
+std::string scripted_name(const std::string& eager_name);
+
+/// Registers a detached clone of every parameter (as a parameter) and every buffer (as a
+/// buffer) of `model` on `twin` under its scripted_name. The clones do not require grad and
+/// stay on the model's device; later changes to `model` do not reach them. Throws
+/// std::invalid_argument("<who>: parameter name ...") if an eager name already contains "__"
+/// (the mapping would not be invertible).
+void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who);
+
+/// Registers plain attributes that the twin's TorchScript reads as self.<name> and that
+/// users see in Python as m.<name>.
+void add_int_attribute(torch::jit::Module& twin, const std::string& name, int64_t value);
+void add_bool_attribute(torch::jit::Module& twin, const std::string& name, bool value);
+void add_string_attribute(torch::jit::Module& twin, const std::string& name, const std::string& value);
+
+/// Moves `twin` to the CPU (so the file loads on any machine) and saves it atomically
+/// (datasets/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes) plus
+/// "README.txt" = `readme`. Throws std::invalid_argument("<who>: ...") if `extra_files`
+/// names "README.txt" itself, before writing anything; UserError naming `out_path` if it
+/// cannot be written (missing folder, no permission, full disk), leaving any earlier file
+/// there untouched.
+void save_twin(const std::string& out_path, torch::jit::Module twin,
+               const std::map<std::string, std::string>& extra_files, const std::string& readme,
+               const std::string& who);
+
+/// The elements of a twin method's result `v`, which must be a tuple of `size` elements.
+/// Throws UserError("not an nlpzoo <family> export: '<method>' does not return a <size>-tuple")
+/// otherwise: a file whose methods return something else is not a twin the caller can drive.
+std::vector<c10::IValue> twin_tuple(const c10::IValue& v, size_t size, const std::string& method,
+                                    const std::string& family);
+
+/// Throws UserError("not an nlpzoo <family> export: no method/attribute '<name>'") unless
+/// `module` has every one of `methods` and `attributes`.
+void require_twin_members(const torch::jit::Module& module, const std::vector<std::string>& methods,
+                          const std::vector<std::string>& attributes, const std::string& family);
+
+}  // namespace nlpzoo
