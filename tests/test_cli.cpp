@@ -186,6 +186,10 @@ TEST_F(RegressionCli, TransformerTrainsTranslatesAndDrawsOneHead) {
   EXPECT_GT(fs::file_size(png), 1000u);
   expect_error(run_cli("translate --run-dir " + quote((root_ / "tf").string()) + " --attention-head 2", "uno\n"),
                "--attention-head");
+  const auto pt = (root_ / "tf.pt").string();
+  r = run_cli("export --run-dir " + quote((root_ / "tf").string()) + " --out " + quote(pt));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GT(fs::file_size(pt), 10000u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "datasets/io.h"
 #include "infer/export_seq2seq.h"
+#include "infer/export_transformer.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"
@@ -25,11 +26,13 @@ int run_export(const std::vector<std::string>& args) {
   std::map<std::string, std::string> extra = task.artifacts();
   extra["config.ini"] = run.header.config;
   const auto out = (*vm)["out"].as<std::string>();
-  if (task.rnn() == nullptr)
-    throw UserError(path + ": TorchScript export of arch=" + run.config.get("arch") + " is not implemented yet (only arch=rnn)");
-  export_seq2seq(out, *task.rnn(), extra);
-  std::cout << "wrote " << out << " (methods encode, step, translate_greedy; extra files config.ini, "
-            << "spm.src.model, spm.tgt.model, README.txt)" << std::endl;
+  if (task.rnn() != nullptr) {
+    export_seq2seq(out, *task.rnn(), extra);
+  } else {
+    export_transformer(out, *task.transformer(), extra);
+  }
+  std::cout << "wrote " << out << " (methods: see README.txt inside; extra files config.ini, spm.src.model, "
+            << "spm.tgt.model, README.txt)" << std::endl;
   return 0;
 }
 
