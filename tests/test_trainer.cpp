@@ -21,7 +21,7 @@ namespace {
 // parameters, optimizer moments, the data position and the RNG.
 class CopyTask : public Task {
  public:
-  void setup(Config& c, const TaskContext&, bool) override {
+  void setup(Config& c, const TaskContext&) override {
     model_ = Seq2Seq(Seq2SeqOptions().src_vocab_size(12).tgt_vocab_size(12).embed_dim(8).hidden_size(8)
                          .attention_dim(8).dropout(0.3));
     std::mt19937 rng(7);
@@ -101,18 +101,18 @@ TEST(Trainer, ResumeIsExact) {
   // The CLI seeds before building the model, so parameter init is reproducible too.
   torch::manual_seed(1234);
   CopyTask a;
-  a.setup(c10, {}, true);
+  a.setup(c10, {});
   ASSERT_EQ(Trainer(a, c10, "translation", dir_a).train(false), 0);
 
   // The same run, stopped after 6 updates (mid-epoch: 4-5 batches per epoch) and resumed.
   Config c6 = copy_config(6);
   torch::manual_seed(1234);
   CopyTask b1;
-  b1.setup(c6, {}, true);
+  b1.setup(c6, {});
   ASSERT_EQ(Trainer(b1, c6, "translation", dir_b).train(false), 0);
   torch::manual_seed(12345);  // whatever the global RNG is now, resume must restore it
   CopyTask b2;
-  b2.setup(c10, {}, true);
+  b2.setup(c10, {});
   ASSERT_EQ(Trainer(b2, c10, "translation", dir_b).train(true), 0);
 
   auto pa = params_of(a), pb = params_of(b2);

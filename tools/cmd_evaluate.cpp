@@ -57,7 +57,7 @@ int run_evaluate(const std::vector<std::string>& args) {
     auto header = read_checkpoint_header(path);
     data_dir = Config::from_ini_text(task_schema(header.task), header.config, path).get("data_dir");
   }
-  auto run = load_run_from_flags(*vm, data_dir);
+  auto run = load_run_from_flags(*vm, data_dir, {split});
   const auto device = parse_device((*vm)["device"].as<std::string>());
   const auto loss = evaluate_loss(*run.task, split, device);
   std::cout << to_string(split) << " (" << path << ", step " << run.header.state.step << "): loss " << std::fixed

@@ -69,10 +69,11 @@ int run_train(const std::vector<std::string>& args) {
 
   const std::string task_name = read_task_name(config_path);
   Config config = Config::resolve(task_schema(task_name), config_path, overrides);
+  parse_device(config.get("device"));  // a bad --device fails now, not after loading the corpus
   // Seed before the model is built, so parameter initialisation is reproducible too.
   torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
   auto task = make_task(task_name);
-  task->setup(config, {config.get("data_dir"), run_dir}, /*load_data=*/true);
+  task->setup(config, {config.get("data_dir"), run_dir, {Split::kTrain, Split::kValid}, resume});
   return Trainer(*task, config, task_name, run_dir).train(resume);
 }
 

@@ -34,9 +34,11 @@ namespace nlpzoo::cli {
 std::string checkpoint_in(const std::string& run_dir, const std::string& which) {
   if (which != "best" && which != "last") throw UserError("--checkpoint " + which + ": expected best or last");
   const std::string path = run_dir + "/checkpoint_" + which + ".pt";
-  if (!std::filesystem::exists(path))
-    throw UserError(path + ": no such checkpoint (train one with: nlpzoo train --config FILE.ini --run-dir " + run_dir + ")");
-  return path;
+  if (std::filesystem::exists(path)) return path;
+  if (std::filesystem::exists(run_dir + "/checkpoint_last.pt"))
+    throw UserError(path + ": no such checkpoint yet (the run stopped before its first validation); use --checkpoint "
+                    "last, or continue training with: nlpzoo train --run-dir " + run_dir + " --resume");
+  throw UserError(path + ": no such checkpoint (train one with: nlpzoo train --config FILE.ini --run-dir " + run_dir + ")");
 }
 
 std::vector<std::string> read_stdin_lines() {

@@ -11,11 +11,12 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
                                  ", capped by --max-length";
   desc.add_options()
       ("beam-size", po::value<int64_t>()->default_value(d.beam_size), "beam width; 1 = greedy search")
-      ("length-penalty", po::value<double>()->default_value(d.length_penalty),
+      ("length-penalty", po::value<double>()->default_value(d.length_penalty, "0.7"),
        "alpha of the length normalisation score/lp(len); 0 = raw log-probability")
       ("length-penalty-form", po::value<std::string>()->default_value("course"),
-       "course: lp = len^alpha; gnmt: lp = ((5+len)/6)^alpha (Wu et al. 2016)")
-      ("max-length-ratio", po::value<double>()->default_value(d.max_length_ratio),
+       "course: lp = len^alpha (plain length normalisation, as the course teaches); "
+       "gnmt: lp = ((5+len)/6)^alpha (Wu et al. 2016)")
+      ("max-length-ratio", po::value<double>()->default_value(d.max_length_ratio, "1.5"),
        ratio_help.c_str())
       ("max-length", po::value<int64_t>()->default_value(d.max_length), "longest output in pieces")
       ("batch-size", po::value<int64_t>()->default_value(32), "sentences decoded together");
@@ -46,9 +47,9 @@ void add_run_flags(po::options_description& desc) {
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N");
 }
 
-LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir) {
+LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir, const std::set<Split>& splits) {
   const auto path = checkpoint_in(vm["run-dir"].as<std::string>(), vm["checkpoint"].as<std::string>());
-  return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir);
+  return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir, splits);
 }
 
 TranslationTask& translation_task(LoadedRun& run) {

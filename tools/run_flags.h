@@ -18,8 +18,9 @@ SearchOptions search_options(const po::variables_map& vm);
 
 /// --run-dir (required), --checkpoint best|last, --device.
 void add_run_flags(po::options_description& desc);
-/// Loads the chosen checkpoint of --run-dir on --device (reading `data_dir` if not empty).
-LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "");
+/// Loads the chosen checkpoint of --run-dir on --device (reading `splits` of `data_dir`).
+LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "",
+                              const std::set<Split>& splits = {});
 
 /// The run's TranslationTask. Throws UserError if the run trained another task.
 TranslationTask& translation_task(LoadedRun& run);

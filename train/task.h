@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "train/config.h"
@@ -33,18 +34,21 @@ struct LossOutput {
 
 /// Where a task finds its inputs and keeps what it makes (tokenizer models).
 struct TaskContext {
-  std::string data_dir;  // corpus folder given by --data-dir (may be empty on load)
-  std::string run_dir;   // the run folder
+  std::string data_dir;     // corpus folder given by --data-dir (may be empty on load)
+  std::string run_dir;      // the run folder ("" when rebuilding from a checkpoint alone)
+  std::set<Split> splits;   // the splits to read from data_dir (none: build the model only)
+  bool resume = false;      // continuing a run: reuse what it made (tokenizers) instead of remaking it
 };
 
 class Task {
  public:
   virtual ~Task() = default;
 
-  /// Reads data and builds the model for `config`. May fill derived keys into `config`
-  /// (e.g. vocabulary sizes) so that the resolved config alone rebuilds the model.
-  /// Throws UserError for a missing or malformed corpus.
-  virtual void setup(Config& config, const TaskContext& context, bool load_data) = 0;
+  /// Reads context.splits and builds the model for `config`. May fill derived keys into
+  /// `config` (e.g. vocabulary sizes) so that the resolved config alone rebuilds the model.
+  /// Throws UserError for a bad config value (before any slow work) and for a missing or
+  /// malformed corpus.
+  virtual void setup(Config& config, const TaskContext& context) = 0;
 
   virtual std::shared_ptr<torch::nn::Module> model() = 0;
 

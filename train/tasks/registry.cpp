@@ -48,14 +48,16 @@ ConfigSchema task_schema(const std::string& task_name) {
 
 std::unique_ptr<Task> make_task(const std::string& task_name) { return entry(task_name).make(); }
 
-LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir) {
+LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir,
+                   const std::set<Split>& splits) {
   LoadedRun run;
   run.header = read_checkpoint_header(checkpoint_path);
   run.config = Config::from_ini_text(task_schema(run.header.task), run.header.config, checkpoint_path + " (config)");
   if (!data_dir.empty()) run.config.set("data_dir", data_dir);
   run.task = make_task(run.header.task);
   run.task->restore_artifacts(run.header.artifacts);
-  run.task->setup(run.config, {data_dir, ""}, /*load_data=*/!data_dir.empty());
+  TaskContext context{data_dir, "", splits, /*resume=*/true};
+  run.task->setup(run.config, context);
   auto model = run.task->model();
   load_checkpoint_weights(checkpoint_path, *model, nullptr, /*restore_rng=*/false);
   model->to(device);

@@ -25,8 +25,8 @@ std::unique_ptr<Task> make_task(const std::string& task_name);
 
 /// A task rebuilt from a checkpoint alone: config and tokenizer models from the file, the
 /// model built from that config, parameters loaded, moved to `device`, in eval mode.
-/// With `data_dir` not empty the task also reads that corpus (for evaluation); `config`
-/// then points `data_dir` there.
+/// The task also reads `splits` of `data_dir` (for evaluation); `config` then points
+/// `data_dir` there.
 struct LoadedRun {
   std::unique_ptr<Task> task;
   Config config;
@@ -34,6 +34,7 @@ struct LoadedRun {
 };
 /// Throws UserError naming `checkpoint_path` if it is missing, corrupt, of an unknown task
 /// or does not match the model its config describes.
-LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir = "");
+LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir = "",
+                   const std::set<Split>& splits = {});
 
 }  // namespace nlpzoo

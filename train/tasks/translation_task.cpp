@@ -64,11 +64,11 @@ Seq2SeqOptions seq2seq_options(const Config& c) {
       .input_feeding(c.get_bool("input_feeding"))
       .pad_id(kPadId)
       .dropout(c.get_double("dropout"));
+  for (const char* key : {"embed_dim", "hidden_size", "num_layers", "attention_dim"})
+    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
   if (o.bidirectional() && o.hidden_size() % 2 != 0)
     throw UserError("config key 'hidden_size': must be even with a bidirectional encoder (got " +
                     std::to_string(o.hidden_size()) + ")");
-  for (const char* key : {"embed_dim", "hidden_size", "num_layers", "attention_dim"})
-    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
   if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
   return o;
 }
@@ -106,7 +106,9 @@ Tokenizer TranslationTask::tokenizer_for(const std::string& lang, const std::str
   if (restored != restored_.end()) return Tokenizer::from_serialized(restored->second);
   if (context.run_dir.empty()) throw UserError("no tokenizer for '" + lang + "': the checkpoint holds none");
   const std::string prefix = context.run_dir + "/spm." + lang;
-  if (fs::exists(prefix + ".model")) return Tokenizer::load(prefix + ".model");
+  // A resumed run keeps its tokenizer; a new run makes its own, so a model left behind by an
+  // earlier failed start never stands in for the vocabulary this config asks for.
+  if (context.resume) return Tokenizer::load(prefix + ".model");
   TokenizerTrainOptions options;
   options.inputs = {context.data_dir + "/train." + lang};
   options.model_prefix = prefix;
@@ -122,14 +124,14 @@ Tokenizer TranslationTask::tokenizer_for(const std::string& lang, const std::str
   return Tokenizer::load(prefix + ".model");
 }
 
-void TranslationTask::setup(Config& config, const TaskContext& context, bool load_data) {
-  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
-  const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
-  src_tok_ = tokenizer_for(src_lang, "src", config.get_int("src_vocab_size"), config, context);
-  tgt_tok_ = tokenizer_for(tgt_lang, "tgt", config.get_int("tgt_vocab_size"), config, context);
-  // The model's sizes are the tokenizers' (a soft SentencePiece limit may give fewer pieces).
-  config.set("src_vocab_size", std::to_string(src_tok_->vocab_size()));
-  config.set("tgt_vocab_size", std::to_string(tgt_tok_->vocab_size()));
+void TranslationTask::setup(Config& config, const TaskContext& context) {
+  const bool transformer = config.get("arch") == "transformer";
+  // Every bad value is reported before the slow work (tokenizers, corpus) starts.
+  if (transformer) {
+    transformer_options(config);
+  } else {
+    seq2seq_options(config);
+  }
   max_positions_ = config.get_int("max_positions");
   if (max_positions_ < 2) throw UserError("config key 'max_positions': must be at least 2");
   max_tokens_ = config.get_int("max_tokens");
@@ -138,7 +140,17 @@ void TranslationTask::setup(Config& config, const TaskContext& context, bool loa
   label_smoothing_ = config.get_double("label_smoothing");
   if (label_smoothing_ < 0 || label_smoothing_ >= 1) throw UserError("config key 'label_smoothing': must be in [0, 1)");
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
-  if (config.get("arch") == "transformer") {
+  for (const char* key : {"src_vocab_size", "tgt_vocab_size"})
+    if (config.get_int(key) < 8) throw UserError(std::string("config key '") + key + "': must be at least 8");
+
+  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
+  const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
+  src_tok_ = tokenizer_for(src_lang, "src", config.get_int("src_vocab_size"), config, context);
+  tgt_tok_ = tokenizer_for(tgt_lang, "tgt", config.get_int("tgt_vocab_size"), config, context);
+  // The model's sizes are the tokenizers' (a soft SentencePiece limit may give fewer pieces).
+  config.set("src_vocab_size", std::to_string(src_tok_->vocab_size()));
+  config.set("tgt_vocab_size", std::to_string(tgt_tok_->vocab_size()));
+  if (transformer) {
     transformer_ = TransformerSeq2Seq(transformer_options(config));
     module_ = transformer_.ptr();
     decoder_ = transformer_.get();
@@ -147,9 +159,8 @@ void TranslationTask::setup(Config& config, const TaskContext& context, bool loa
     module_ = rnn_.ptr();
     decoder_ = rnn_.get();
   }
-  if (!load_data) return;
 
-  for (Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
+  for (Split split : context.splits) {
     const std::string base = context.data_dir + "/" + to_string(split) + ".";
     raw_[split] = read_parallel_corpus(base + src_lang, base + tgt_lang);
     auto& out = examples_[split];

@@ -30,7 +30,7 @@ TransformerOptions transformer_options(const Config& config);
 
 class TranslationTask : public Task {
  public:
-  void setup(Config& config, const TaskContext& context, bool load_data) override;
+  void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return module_; }
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "src" [B, S] int64, "tgt_in" [B, T] int64, "tgt_out" [B, T] int64 (kPadId padding);
@@ -51,7 +51,7 @@ class TranslationTask : public Task {
   const Tokenizer& source_tokenizer() const { return *src_tok_; }
   const Tokenizer& target_tokenizer() const { return *tgt_tok_; }
   int64_t max_positions() const { return max_positions_; }
-  /// The raw sentences of a split (read by setup with load_data). Throws UserError if the
+  /// The raw sentences of a split (read by setup from context.splits). Throws UserError if the
   /// data was not loaded.
   const ParallelCorpus& raw_split(Split split) const;
 
