@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 ConfigSchema trainer_schema() {
   ConfigSchema s;
-  s.add("task", "translation", "which Task trains (fixes the model family; see nlpzoo train --help)")
+  s.add("task", "translation", "which Task trains (fixes the model family and its config keys)")
       .add("optimizer", "adam", "optimizer", {"adam", "adamw", "sgd"})
       .add("adam_beta1", "0.9", "Adam/AdamW beta1")
       .add("adam_beta2", "0.999", "Adam/AdamW beta2")
@@ -139,11 +139,36 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
   schedule_ = std::make_unique<LrSchedule>(lr_schedule_options(config_));
 }
 
+std::string Trainer::saved_config() const {
+  // max_time budgets one invocation: a later --resume should not inherit it.
+  Config saved = config_;
+  saved.set("max_time", "0");
+  return saved.to_ini();
+}
+
 void Trainer::save(const std::string& name) {
   auto& t = state_->training;
   t.schedule_state = schedule_->state();
   save_checkpoint(run_dir_ + "/" + name, *model_, optimizer_.get(),
-                  {task_name_, config_.to_ini(), task_.artifacts(), t});
+                  {task_name_, saved_config(), task_.artifacts(), t});
+}
+
+std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
+  // The checkpoint's config as Config::to_ini wrote it: "key = value" lines.
+  std::map<std::string, std::string> before;
+  std::istringstream in(checkpoint_ini);
+  for (std::string line; std::getline(in, line);) {
+    const auto eq = line.find(" = ");
+    if (eq != std::string::npos) before[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  std::string changed;
+  for (const auto& [key, value] : config_.values()) {
+    auto it = before.find(key);
+    if (it == before.end() || it->second == value || key == "max_time" || key == "max_steps") continue;
+    changed += (changed.empty() ? "" : ", ") + key + " (" + it->second + " -> " + value + ")";
+  }
+  return changed.empty() ? "" : "; config keys changed since the checkpoint: " + changed +
+                                    " (a model's shape cannot change on --resume)";
 }
 
 double Trainer::validate() { return evaluate_loss(task_, Split::kValid, device_).loss; }
@@ -165,7 +190,11 @@ int Trainer::train(bool resume) {
   if (resume) {
     auto header = read_checkpoint_header(last);
     if (header.task != task_name_) throw UserError(last + ": checkpoint of task '" + header.task + "', not '" + task_name_ + "'");
-    load_checkpoint_weights(last, *model_, optimizer_.get(), /*restore_rng=*/true);
+    try {
+      load_checkpoint_weights(last, *model_, optimizer_.get(), /*restore_rng=*/true);
+    } catch (const UserError& e) {
+      throw UserError(std::string(e.what()) + changed_keys(header.config));
+    }
     t = header.state;
     schedule_->load_state(t.schedule_state);
     truncate_metrics(metrics, t.step);
@@ -175,7 +204,13 @@ int Trainer::train(bool resume) {
     torch::manual_seed(static_cast<uint64_t>(config_.get_int("seed")));
     if (fs::exists(metrics)) fs::remove(metrics);
   }
-  atomic_write_text(run_dir_ + "/config.ini", config_.to_ini());
+  if (resume && budget_reached(0)) {
+    progress.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " +
+                     std::to_string(t.epoch) + ", and a budget is reached (max_steps " + config_.get("max_steps") +
+                     ", max_epochs " + config_.get("max_epochs") + "); raise it, e.g. --max-steps N");
+    return 0;
+  }
+  atomic_write_text(run_dir_ + "/config.ini", saved_config());
 
   const int64_t update_freq = std::max<int64_t>(1, config_.get_int("update_freq"));
   const double clip_norm = config_.get_double("clip_norm");

@@ -40,6 +40,9 @@ class Trainer {
 
  private:
   void save(const std::string& name);
+  std::string saved_config() const;
+  // ", config keys changed since the checkpoint: k (old -> new), ..." or "".
+  std::string changed_keys(const std::string& checkpoint_ini) const;
   double validate();
   bool budget_reached(double run_elapsed_s) const;
 
