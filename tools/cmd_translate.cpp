@@ -1,4 +1,5 @@
 // nlpzoo translate: stdin sentences in, detokenized translations out.
+#include <filesystem>
 #include <iostream>
 
 #include "datasets/io.h"
@@ -26,6 +27,11 @@ int run_translate(const std::vector<std::string>& args) {
   if (!vm) return 0;
   auto options = search_options(*vm);
   options.keep_attention = vm->count("attention-png") > 0;
+  if (options.keep_attention) {  // fail before translating, not after
+    const auto dir = std::filesystem::absolute((*vm)["attention-png"].as<std::string>()).parent_path();
+    if (!std::filesystem::is_directory(dir))
+      throw UserError("--attention-png: folder " + dir.string() + " does not exist");
+  }
   auto run = load_run_from_flags(*vm);
   auto& task = translation_task(run);
   if (const int64_t head = (*vm)["attention-head"].as<int64_t>(); head != -1) {
@@ -43,10 +49,10 @@ int run_translate(const std::vector<std::string>& args) {
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     if (r.truncated)
-      std::cerr << "nlpzoo: warning: stdin line " << i + 1 << ": longer than max_positions=" << task.max_positions()
+      std::cerr << "nlpzoo translate: warning: stdin line " << i + 1 << ": longer than max_positions=" << task.max_positions()
                 << " pieces; translated its first " << task.max_positions() - 1 << " pieces" << std::endl;
-    if (r.hypotheses.empty()) {  // an empty line translates to an empty line
-      std::cout << "\n";
+    if (r.hypotheses.empty()) {  // an empty line translates to an empty line (in either format)
+      std::cout << (options.n_best == 1 ? "" : std::to_string(i) + " |||  ||| 0") << "\n";
       continue;
     }
     if (options.n_best == 1) {
@@ -63,7 +69,8 @@ int run_translate(const std::vector<std::string>& args) {
     }
   }
   std::cout << std::flush;
-  if (options.keep_attention && !plotted) std::cerr << "nlpzoo: warning: no non-empty sentence, no attention plot" << std::endl;
+  if (options.keep_attention && !plotted)
+    std::cerr << "nlpzoo translate: warning: no non-empty sentence, no attention plot" << std::endl;
   return 0;
 }
 

@@ -82,6 +82,14 @@ int main(int argc, char** argv) {
     }
   }
   if (chosen == nullptr) {
+    // "nlpzoo tokenize" alone: name the commands that start with the word.
+    std::string family;
+    for (const auto& c : commands())
+      if (c.name.rfind(args[0] + " ", 0) == 0) family += "\n  nlpzoo " + c.name + "   " + c.summary;
+    if (!family.empty()) {
+      std::cerr << "nlpzoo: error: '" << args[0] << "' needs a subcommand:" << family << "\n";
+      return 1;
+    }
     std::cerr << "nlpzoo: error: unknown command '" << args[0] << "' (see nlpzoo --help)\n";
     return 1;
   }
