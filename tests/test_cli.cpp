@@ -214,3 +214,66 @@ TEST_F(RegressionCli, InterruptSavesAResumableCheckpoint) {
 }
 
 }  // namespace
+
+namespace {
+
+// A bad value fails before any slow work, so no tokenizer is left behind to be mistaken for
+// the next run's; the next run trains its own at the size it asks for.
+TEST_F(RegressionCli, BadValueFailsFirstAndLeavesNothingBehind) {
+  expect_error(run_cli(train("run", "--hidden_size abc")), "hidden_size");
+  expect_error(run_cli(train("run", "--hidden_size -4")), "must be positive");
+  expect_error(run_cli("train --config " + config() + " --data-dir " + quote((root_ / "data").string()) +
+                       " --run-dir " + quote((root_ / "run").string()) + " --device gpu"),
+               "--device gpu");
+  EXPECT_FALSE(fs::exists(root_ / "run" / "spm.es.model"));
+  ASSERT_EQ(run_cli(train("run", "--max-steps 2 --tgt_vocab_size 30")).status, 0);
+  const auto config = read_file((root_ / "run" / "config.ini").string());
+  const auto at = config.find("tgt_vocab_size = ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LE(std::stoi(config.substr(at + 17)), 30) << config;
+}
+
+TEST_F(RegressionCli, BudgetsDoNotStickAndAReachedBudgetChangesNothing) {
+  const auto run = quote((root_ / "run").string());
+  ASSERT_EQ(run_cli(train("run", "--max-steps 4 --max-time 5")).status, 0);
+  const auto config = read_file((root_ / "run" / "config.ini").string());
+  EXPECT_NE(config.find("max_time = 0\n"), std::string::npos) << config;
+  const auto checkpoint = read_file((root_ / "run" / "checkpoint_last.pt").string());
+  const auto metrics = read_file((root_ / "run" / "metrics.jsonl").string());
+  auto r = run_cli("train --run-dir " + run + " --resume --device cpu");  // max_steps 4 is reached
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing to train"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file((root_ / "run" / "checkpoint_last.pt").string()), checkpoint);
+  EXPECT_EQ(read_file((root_ / "run" / "metrics.jsonl").string()), metrics);
+  // Evaluating needs only the split it scores.
+  for (const char* f : {"train.es", "train.en", "test.es", "test.en"}) fs::remove(root_ / "data" / f);
+  r = run_cli("evaluate --run-dir " + run + " --split valid --no-bleu --device cpu");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("skipped"), std::string::npos) << r.out;
+}
+
+TEST_F(RegressionCli, ResumeWithAnotherModelNamesTheChangedKey) {
+  const auto run = quote((root_ / "run").string());
+  ASSERT_EQ(run_cli(train("run", "--max-steps 2")).status, 0);
+  auto r = run_cli("train --run-dir " + run + " --resume --hidden_size 48 --max-steps 4 --device cpu");
+  expect_error(r, "hidden_size (32 -> 48)");
+}
+
+TEST_F(RegressionCli, TranslateEdgeCases) {
+  const auto run = quote((root_ / "run").string());
+  // Stopped before its first validation: only checkpoint_last.pt, and the error says so.
+  ASSERT_EQ(run_cli(train("run", "--max-steps 2 --valid_interval 100")).status, 0);
+  fs::remove(root_ / "run" / "checkpoint_best.pt");
+  expect_error(run_cli("translate --run-dir " + run, "uno\n"), "--checkpoint last");
+  // n-best output keeps its format for an empty line.
+  auto r = run_cli("translate --run-dir " + run + " --checkpoint last --beam-size 2 --n-best 2 --device cpu",
+                   "el uno\n\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\n1 |||  ||| 0\n"), std::string::npos) << r.out;
+  // An attention plot that cannot be written fails before any translation is printed.
+  r = run_cli("translate --run-dir " + run + " --checkpoint last --attention-png /nonexistent/dir/a.png", "uno\n");
+  expect_error(r, "/nonexistent/dir");
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
