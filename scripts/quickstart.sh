@@ -11,10 +11,10 @@ CONFIG=configs/seq2seq-bahdanau-es-en.ini
 RUN_DIR=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --max-time) MAX_TIME="$2"; shift 2 ;;
-    --config) CONFIG="$2"; shift 2 ;;
-    --run-dir) RUN_DIR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    --max-time) MAX_TIME="${2:?--max-time needs a number of minutes}"; shift 2 ;;
+    --config) CONFIG="${2:?--config needs an INI file}"; shift 2 ;;
+    --run-dir) RUN_DIR="${2:?--run-dir needs a folder}"; shift 2 ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "quickstart: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
