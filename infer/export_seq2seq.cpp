@@ -225,13 +225,7 @@ std::string seq2seq_export_readme(const Seq2SeqOptions& o) {
     << "  step(prev_tokens[N] int64, states, mask, keys, summary, h, c, feed)\n"
     << "      -> (log_probs[N,V], attention[N,S] or [N,0], h, c, feed)   (BOS at the first step)\n"
     << "  translate_greedy(src[B,S] int64, max_len) -> tokens[B,T] int64 (up to EOS, then PAD)\n\n"
-    << "Python:\n"
-    << "  import torch\n"
-    << "  files = {'config.ini': '', 'spm.src.model': '', 'spm.tgt.model': ''}  # filled with bytes on load\n"
-    << "  m = torch.jit.load('model.pt', _extra_files=files)\n"
-    << "  out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)\n"
-    << "The exporter may store the SentencePiece models (spm.*.model) and the training config\n"
-    << "inside this file as extra files, as above; tokenize with them before encode.\n";
+    << twin_readme_python_footer();
   return s.str();
 }
 

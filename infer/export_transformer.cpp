@@ -321,13 +321,7 @@ std::string transformer_export_readme(const TransformerOptions& o) {
     << "      -> (log_probs[N,V], attention[N,S], self_cache)   (BOS at step 0; step_index = t = 0, 1, ...)\n"
     << "  translate_greedy(src[B,S] int64, max_len) -> tokens[B,T] int64 (up to EOS, then PAD)\n"
     << "For beam search, reorder rows with index_select(0, rows) on src_mask and every list entry.\n\n"
-    << "Python:\n"
-    << "  import torch\n"
-    << "  files = {'config.ini': '', 'spm.src.model': '', 'spm.tgt.model': ''}  # filled with bytes on load\n"
-    << "  m = torch.jit.load('model.pt', _extra_files=files)\n"
-    << "  out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)\n"
-    << "The exporter may store the SentencePiece models (spm.*.model) and the training config\n"
-    << "inside this file as extra files, as above; tokenize with them before encode.\n";
+    << twin_readme_python_footer();
   return s.str();
 }
 

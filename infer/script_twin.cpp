@@ -73,4 +73,14 @@ void require_twin_members(const torch::jit::Module& module, const std::vector<st
     if (!module.hasattr(a)) throw UserError("not an nlpzoo " + family + " export: no attribute '" + a + "'");
 }
 
+std::string twin_readme_python_footer() {
+  return "Python:\n"
+         "  import torch\n"
+         "  files = {'config.ini': '', 'spm.src.model': '', 'spm.tgt.model': ''}  # filled with bytes on load\n"
+         "  m = torch.jit.load('model.pt', _extra_files=files)\n"
+         "  out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)\n"
+         "The exporter may store the SentencePiece models (spm.*.model) and the training config\n"
+         "inside this file as extra files, as above; tokenize with them before encode.\n";
+}
+
 }  // namespace nlpzoo

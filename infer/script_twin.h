@@ -42,6 +42,10 @@ void save_twin(const std::string& out_path, torch::jit::Module twin,
                const std::map<std::string, std::string>& extra_files, const std::string& readme,
                const std::string& who);
 
+/// The README.txt lines every export ends with: loading the file and its extra files from
+/// Python.
+std::string twin_readme_python_footer();
+
 /// The elements of a twin method's result `v`, which must be a tuple of `size` elements.
 /// Throws UserError("not an nlpzoo <family> export: '<method>' does not return a <size>-tuple")
 /// otherwise: a file whose methods return something else is not a twin the caller can drive.

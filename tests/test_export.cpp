@@ -18,6 +18,7 @@
 
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "tests/test_util.h"
 #include "infer/export_seq2seq.h"
 #include "models/seq2seq/seq2seq.h"
 
@@ -420,36 +421,5 @@ print('done')
     expected_text["greedy " + id] = g;
   }
 
-  std::istringstream lines(output);
-  std::string line;
-  size_t checked = 0;
-  bool done = false;
-  while (std::getline(lines, line)) {
-    if (line == "done") {
-      done = true;
-      continue;
-    }
-    std::istringstream fields(line);
-    std::string kind, i;
-    fields >> kind >> i;
-    if (kind == "params" || kind == "attrs" || kind == "greedy") {
-      std::string rest;
-      std::getline(fields >> std::ws, rest);
-      auto it = expected_text.find(kind + " " + i);
-      ASSERT_NE(it, expected_text.end()) << "unexpected python output line: " << line;
-      EXPECT_EQ(rest, it->second) << kind << " " << i;
-      ++checked;
-      continue;
-    }
-    std::string t;
-    fields >> t;
-    std::vector<float> values;
-    for (float x; fields >> x;) values.push_back(x);
-    auto it = expected_values.find(kind + " " + i + " " + t);
-    ASSERT_NE(it, expected_values.end()) << "unexpected python output line: " << line;
-    EXPECT_LE(max_diff(torch::tensor(values, torch::kFloat), it->second), 1e-5) << line;
-    ++checked;
-  }
-  EXPECT_TRUE(done) << output;
-  EXPECT_EQ(checked, expected_values.size() + expected_text.size()) << output;
+  test::expect_python_report(output, expected_values, expected_text);
 }

@@ -3,7 +3,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <fstream>
+#include <sstream>
 
 #include "datasets/io.h"
 
@@ -45,6 +48,46 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 CommandResult run_cli(const std::string& args, const std::string& stdin_text) {
   return run_command("NLPZOO_THREADS=1 " + shell_quote(NLPZOO_CLI) + " " + args, stdin_text);
+}
+
+void expect_python_report(const std::string& output, const std::map<std::string, torch::Tensor>& values,
+                          const std::map<std::string, std::string>& texts) {
+  std::istringstream lines(output);
+  size_t checked = 0;
+  bool done = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "done") {
+      done = true;
+      continue;
+    }
+    std::istringstream fields(line);
+    std::string kind, id;
+    fields >> kind >> id;
+    if (kind == "params" || kind == "attrs" || kind == "greedy") {
+      std::string rest;
+      std::getline(fields >> std::ws, rest);
+      auto it = texts.find(kind + " " + id);
+      ASSERT_NE(it, texts.end()) << "unexpected python output line: " << line;
+      EXPECT_EQ(rest, it->second) << kind << " " << id;
+      ++checked;
+      continue;
+    }
+    std::string t;
+    fields >> t;
+    std::vector<float> got;
+    for (float x; fields >> x;) got.push_back(x);
+    auto it = values.find(kind + " " + id + " " + t);
+    ASSERT_NE(it, values.end()) << "unexpected python output line: " << line;
+    auto expected = it->second.to(torch::kFloat).flatten();
+    auto actual = torch::tensor(got, torch::kFloat);
+    ASSERT_EQ(actual.numel(), expected.numel()) << line;
+    if (actual.numel() > 0) {
+      EXPECT_LE((actual - expected).abs().max().item<float>(), 1e-5) << line;
+    }
+    ++checked;
+  }
+  EXPECT_TRUE(done) << output;
+  EXPECT_EQ(checked, values.size() + texts.size()) << output;
 }
 
 }  // namespace nlpzoo::test

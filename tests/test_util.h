@@ -1,8 +1,11 @@
 #pragma once
 // Helpers shared by the test files: catching a UserError's message, running commands and the
 // nlpzoo binary, scratch folders.
+#include <torch/torch.h>
+
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 
 namespace nlpzoo::test {
@@ -27,5 +30,12 @@ std::string shell_quote(const std::string& s);
 
 /// An empty folder temp/nlpzoo_<name>_<pid> (emptied if it exists).
 std::filesystem::path fresh_temp_dir(const std::string& name);
+
+/// Checks the report a Python script printed about an exported file: lines
+/// "<kind> <id> <rest>" for kind params|attrs|greedy compared as text with texts["<kind> <id>"],
+/// other lines "<kind> <id> <t> v1 v2 ..." compared within 1e-5 with values["<kind> <id> <t>"],
+/// and a final "done". Every expectation must be met exactly once.
+void expect_python_report(const std::string& output, const std::map<std::string, torch::Tensor>& values,
+                          const std::map<std::string, std::string>& texts);
 
 }  // namespace nlpzoo::test
