@@ -129,27 +129,7 @@ void expect_twin_matches(Seq2SeqImpl& eager, IncrementalDecoder& twin, const tor
   }
 }
 
-// Greedy decoding with the eager model through its IncrementalDecoder seam, as the twin's
-// translate_greedy defines it: tokens up to EOS, then PAD; stops when every row has ended.
-torch::Tensor eager_greedy(Seq2SeqImpl& model, const torch::Tensor& src, int64_t max_len) {
-  auto state = model.init(src);
-  const int64_t B = src.size(0);
-  auto prev = torch::full({B}, kBosId, torch::kLong);
-  auto done = torch::zeros({B}, torch::kBool);
-  std::vector<torch::Tensor> out;
-  for (int64_t t = 0; t < max_len; ++t) {
-    auto step = model.step(state, prev);
-    auto tok = step.log_probs.argmax(1);
-    tok = torch::where(done, torch::full_like(tok, kPadId), tok);
-    out.push_back(tok);
-    done = done.logical_or(tok.eq(kEosId));
-    prev = tok;
-    state = step.state;
-    if (done.all().item<bool>()) break;
-  }
-  if (out.empty()) return torch::zeros({B, 0}, torch::kLong);
-  return torch::stack(out, 1);
-}
+using test::eager_greedy;
 
 std::string temp_path(const std::string& name) {
   return (fs::temp_directory_path() / ("nlpzoo_export_" + std::to_string(::getpid()) + "_" + name)).string();

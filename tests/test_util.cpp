@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "datasets/io.h"
+#include "datasets/special_ids.h"
 
 namespace nlpzoo::test {
 
@@ -48,6 +49,27 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 CommandResult run_cli(const std::string& args, const std::string& stdin_text) {
   return run_command("NLPZOO_THREADS=1 " + shell_quote(NLPZOO_CLI) + " " + args, stdin_text);
+}
+
+torch::Tensor eager_greedy(IncrementalDecoder& model, const torch::Tensor& src, int64_t max_len) {
+  torch::NoGradGuard no_grad;
+  auto state = model.init(src);
+  const int64_t B = src.size(0);
+  auto prev = torch::full({B}, kBosId, torch::kLong);
+  auto done = torch::zeros({B}, torch::kBool);
+  std::vector<torch::Tensor> out;
+  for (int64_t t = 0; t < max_len; ++t) {
+    auto step = model.step(state, prev);
+    auto tok = step.log_probs.argmax(1);
+    tok = torch::where(done, torch::full_like(tok, kPadId), tok);
+    out.push_back(tok);
+    done = done.logical_or(tok.eq(kEosId));
+    prev = tok;
+    state = step.state;
+    if (done.all().item<bool>()) break;
+  }
+  if (out.empty()) return torch::zeros({B, 0}, torch::kLong);
+  return torch::stack(out, 1);
 }
 
 void expect_python_report(const std::string& output, const std::map<std::string, torch::Tensor>& values,

@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include "models/incremental_decoder.h"
+
 namespace nlpzoo::test {
 
 /// The message of the UserError `f` throws, or "(no UserError thrown)".
@@ -30,6 +32,11 @@ std::string shell_quote(const std::string& s);
 
 /// An empty folder temp/nlpzoo_<name>_<pid> (emptied if it exists).
 std::filesystem::path fresh_temp_dir(const std::string& name);
+
+/// Greedy decoding through the IncrementalDecoder seam, as the exported twins' translate_greedy
+/// defines it: src [B, S] int64 -> [B, T] int64, tokens up to EOS then PAD, stopping when every
+/// row has ended or after max_len steps.
+torch::Tensor eager_greedy(IncrementalDecoder& model, const torch::Tensor& src, int64_t max_len);
 
 /// Checks the report a Python script printed about an exported file: lines
 /// "<kind> <id> <rest>" for kind params|attrs|greedy compared as text with texts["<kind> <id>"],
