@@ -76,28 +76,8 @@ TransformerSeq2Seq eval_model(const Variant& v) {
   return model;
 }
 
-// [B, S] source batch: random lengths (row 0 full, row 1 only EOS), real tokens anywhere
-// in [1, V) (PAD is never a real token), EOS at each row's end, PAD after it.
-torch::Tensor random_src(int64_t B, int64_t S) {
-  auto src = torch::zeros({B, S}, torch::kLong);
-  auto lengths = torch::randint(1, S + 1, {B}, torch::kLong);
-  lengths[0] = S;
-  if (B > 1) lengths[1] = 1;
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t len = lengths[b].item<int64_t>();
-    if (len > 1) src[b].slice(0, 0, len - 1).copy_(torch::randint(1, kSrcVocab, {len - 1}, torch::kLong));
-    src[b][len - 1] = kEosId;
-  }
-  return src;
-}
-
-float max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  EXPECT_EQ(a.sizes(), b.sizes());
-  EXPECT_EQ(a.scalar_type(), b.scalar_type());
-  if (a.sizes() != b.sizes()) return 1e9f;
-  if (a.numel() == 0) return 0.f;
-  return (a.to(torch::kFloat) - b.to(torch::kFloat)).abs().max().item<float>();
-}
+torch::Tensor random_src(int64_t B, int64_t S) { return test::random_source_batch(B, S, kSrcVocab); }
+using test::max_diff;
 
 // Encodes with both models (the twin's encode against the eager encode, then init against
 // init) and runs `steps` decoder steps through both seams with the same tokens (BOS, then

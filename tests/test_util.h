@@ -33,6 +33,13 @@ std::string shell_quote(const std::string& s);
 /// An empty folder temp/nlpzoo_<name>_<pid> (emptied if it exists).
 std::filesystem::path fresh_temp_dir(const std::string& name);
 
+/// [B, S] int64 source batch: random lengths (row 0 full, row 1 only EOS), real tokens in
+/// [1, vocab_size) (PAD is never a real token), EOS at each row's end, PAD after it.
+torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size);
+
+/// max |a - b| in float; a gtest failure (and 1e9) if shapes or dtypes differ; 0 when empty.
+float max_diff(const torch::Tensor& a, const torch::Tensor& b);
+
 /// Greedy decoding through the IncrementalDecoder seam, as the exported twins' translate_greedy
 /// defines it: src [B, S] int64 -> [B, T] int64, tokens up to EOS then PAD, stopping when every
 /// row has ended or after max_len steps.
