@@ -50,14 +50,10 @@ int run_evaluate(const std::vector<std::string>& args) {
   const Split split = parse_split((*vm)["split"].as<std::string>());
   if (split == Split::kTrain) throw UserError("--split: evaluate valid or test, not train");
   const auto options = search_options(*vm);
-  // The corpus folder is the run's unless given: read it from the checkpoint's config.
-  const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
-  std::string data_dir = vm->count("data-dir") ? (*vm)["data-dir"].as<std::string>() : "";
-  if (data_dir.empty()) {
-    auto header = read_checkpoint_header(path);
-    data_dir = Config::from_ini_text(task_schema(header.task), header.config, path).get("data_dir");
-  }
+  // The corpus folder is the run's unless given.
+  const std::string data_dir = vm->count("data-dir") ? (*vm)["data-dir"].as<std::string>() : "";
   auto run = load_run_from_flags(*vm, data_dir, {split});
+  const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
   const auto device = parse_device((*vm)["device"].as<std::string>());
   const auto loss = evaluate_loss(*run.task, split, device);
   std::cout << to_string(split) << " (" << path << ", step " << run.header.state.step << "): loss " << std::fixed

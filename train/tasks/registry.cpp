@@ -56,7 +56,7 @@ LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& devi
   if (!data_dir.empty()) run.config.set("data_dir", data_dir);
   run.task = make_task(run.header.task);
   run.task->restore_artifacts(run.header.artifacts);
-  TaskContext context{data_dir, "", splits, /*resume=*/true};
+  TaskContext context{run.config.get("data_dir"), "", splits, /*resume=*/true};
   run.task->setup(run.config, context);
   auto model = run.task->model();
   load_checkpoint_weights(checkpoint_path, *model, nullptr, /*restore_rng=*/false);

@@ -25,8 +25,8 @@ std::unique_ptr<Task> make_task(const std::string& task_name);
 
 /// A task rebuilt from a checkpoint alone: config and tokenizer models from the file, the
 /// model built from that config, parameters loaded, moved to `device`, in eval mode.
-/// The task also reads `splits` of `data_dir` (for evaluation); `config` then points
-/// `data_dir` there.
+/// The task also reads `splits` (for evaluation) of `data_dir`, or of the run's own data_dir
+/// when `data_dir` is empty; a given `data_dir` replaces the config's.
 struct LoadedRun {
   std::unique_ptr<Task> task;
   Config config;
