@@ -1,0 +1,60 @@
+#pragma once
+// LanguageModelTask: a recurrent language model over one continuous token stream, trained
+// with truncated backpropagation through time (Williams & Peng 1990), as PyTorch's
+// word_language_model example and Zaremba et al. 2014 do it.
+//
+// Data: <data_dir>/{train,valid,test}.<lang>, one sentence per line (as `nlpzoo data bible`
+// writes them). Each line is encoded with the run's SentencePiece model (<run_dir>/spm.<lang>.model,
+// trained on the train split when the run starts; model type `spm_model_type`: unigram, bpe,
+// char, ...) and followed by EOS; the lines are concatenated into one stream per split.
+// The stream is cut into `batch_size` parallel rows ([B, N/B], the remainder dropped) and
+// batch i holds columns [i*bptt, (i+1)*bptt): input = stream[t], target = stream[t+1].
+// Batches run in order in every epoch; the recurrent state is carried from batch i to i+1
+// of the same split, detached (no gradient flows into the previous segment), and reset to
+// zeros at batch 0. The training state is saved in checkpoints, so a resumed run continues
+// with exactly the state it had.
+#include <mutex>
+#include <optional>
+
+#include "datasets/tokenizer.h"
+#include "models/rnn/language_model.h"
+#include "train/task.h"
+
+namespace nlpzoo {
+
+/// The language-model task's config keys (corpus, tokenizer, model sizes, bptt, batch_size).
+ConfigSchema language_model_schema();
+
+/// Model options from a resolved config (vocab_size included). Throws UserError naming the key.
+LanguageModelOptions language_model_options(const Config& config);
+
+class LanguageModelTask : public Task {
+ public:
+  void setup(Config& config, const TaskContext& context) override;
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// tensors: "input" [B, T] int64, "target" [B, T] int64 (T = bptt, shorter at the end of the
+  /// stream), "split" [] int64 (the Split), "index" [] int64 (the batch index);
+  /// num_tokens = B * T.
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// Cross-entropy summed over the batch's tokens, starting from the state the previous batch
+  /// of the same split left (zeros at index 0); keeps the new state, detached.
+  LossOutput loss(const Batch& batch) override;
+  /// "spm.model" (the SentencePiece model's bytes) and "tbptt_state" (the carried training
+  /// state, a torch-serialized tensor list; absent before the first step).
+  std::map<std::string, std::string> artifacts() const override;
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+
+  LanguageModelImpl& lm() { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  LanguageModel model_{nullptr};
+  std::optional<Tokenizer> tokenizer_;
+  std::map<std::string, std::string> restored_;
+  int64_t bptt_ = 35, batch_size_ = 32;
+  std::map<Split, torch::Tensor> streams_;  // [B, N] int64 per split
+  std::map<Split, RecurrentState> states_;  // the carried state per split
+};
+
+}  // namespace nlpzoo
