@@ -192,6 +192,31 @@ TEST_F(RegressionCli, TransformerTrainsTranslatesAndDrawsOneHead) {
   EXPECT_GT(fs::file_size(pt), 10000u);
 }
 
+// share_embeddings: one joint tokenizer over both languages and one embedding matrix, which
+// a checkpoint alone brings back for translation; the RNN refuses the key.
+TEST_F(RegressionCli, TransformerSharesOneJointVocabulary) {
+  const std::string cfg = quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/transformer-base-es-en.ini");
+  const auto run = root_ / "joint";
+  auto r = run_cli("train --config " + cfg + " --data-dir " + quote((root_ / "data").string()) + " --run-dir " +
+                   quote(run.string()) +
+                   " --share_embeddings true --src_vocab_size 70 --tgt_vocab_size 70 --d_model 16 --num_heads 2"
+                   " --ffn_dim 32 --num_encoder_layers 1 --num_decoder_layers 1 --max_tokens 400 --max-steps 3"
+                   " --valid_interval 3 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::exists(run / "spm.joint.model"));
+  EXPECT_FALSE(fs::exists(run / "spm.es.model"));
+  EXPECT_FALSE(fs::exists(run / "spm.en.model"));
+  // Spanish and English words are pieces of one vocabulary.
+  r = run_cli("tokenize encode --model " + quote((run / "spm.joint.model").string()), "el uno y el dos\nthe one and the two\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream ids(r.out);
+  for (std::string id; ids >> id;) EXPECT_NE(id, "1") << "unknown piece in: " << r.out;  // 1 = <unk>
+  r = run_cli("translate --run-dir " + quote(run.string()) + " --device cpu", "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  expect_error(run_cli(train("rnn", "--share_embeddings true --max-steps 1")), "share_embeddings");
+}
+
 }  // namespace
 
 namespace {

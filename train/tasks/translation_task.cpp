@@ -41,6 +41,8 @@ ConfigSchema translation_schema() {
       .add("activation", "relu", "transformer: feed-forward activation", {"relu", "gelu"})
       .add("pre_norm", "false", "transformer: LayerNorm before each sub-layer (pre-LN) instead of after (post-LN, the paper)")
       .add("positions", "sinusoidal", "transformer: position information", {"sinusoidal", "learned", "relative"})
+      .add("share_embeddings", "false", "transformer: one joint SentencePiece model over both languages (spm.joint.model, "
+                                        "tgt_vocab_size pieces) and one embedding matrix for source, target and output")
       .add("relative_k", "16", "transformer: clipping distance of relative positions (Shaw et al. 2018)")
       .add("attention_dropout", "0", "transformer: dropout on attention weights")
       .add("dropout", "0.2", "dropout on embeddings, between layers and before the output layer")
@@ -90,6 +92,7 @@ TransformerOptions transformer_options(const Config& c) {
       // Learned positions must cover the longest output search may produce (1.5 S + 10).
       .max_positions(std::max<int64_t>(256, 2 * c.get_int("max_positions") + 16))
       .relative_k(c.get_int("relative_k"))
+      .share_embeddings(c.get_bool("share_embeddings"))
       .pad_id(kPadId);
   for (const char* key : {"d_model", "num_heads", "num_encoder_layers", "num_decoder_layers", "ffn_dim", "relative_k"})
     if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
@@ -99,27 +102,30 @@ TransformerOptions transformer_options(const Config& c) {
   return o;
 }
 
-Tokenizer TranslationTask::tokenizer_for(const std::string& lang, const std::string& which, int64_t vocab_size,
-                                         const Config& config, const TaskContext& context) {
+Tokenizer TranslationTask::tokenizer_for(const std::vector<std::string>& langs, const std::string& which,
+                                         int64_t vocab_size, const Config& config, const TaskContext& context) {
   // A checkpoint's own tokenizer wins: the model's rows are its pieces.
   const auto restored = restored_.find("spm." + which + ".model");
   if (restored != restored_.end()) return Tokenizer::from_serialized(restored->second);
-  if (context.run_dir.empty()) throw UserError("no tokenizer for '" + lang + "': the checkpoint holds none");
-  const std::string prefix = context.run_dir + "/spm." + lang;
+  const std::string name = langs.size() == 1 ? langs[0] : "joint";
+  if (context.run_dir.empty()) throw UserError("no tokenizer for '" + name + "': the checkpoint holds none");
+  const std::string prefix = context.run_dir + "/spm." + name;
   // A resumed run keeps its tokenizer; a new run makes its own, so a model left behind by an
   // earlier failed start never stands in for the vocabulary this config asks for.
   if (context.resume) return Tokenizer::load(prefix + ".model");
   TokenizerTrainOptions options;
-  options.inputs = {context.data_dir + "/train." + lang};
+  for (const auto& lang : langs) {
+    options.inputs.push_back(context.data_dir + "/train." + lang);
+    require_file(options.inputs.back(), "training text for the " + name + " tokenizer");
+  }
   options.model_prefix = prefix;
   options.vocab_size = vocab_size;
   options.model_type = config.get("spm_model_type");
   options.character_coverage = config.get_double("character_coverage");
   // vocab_size is an upper bound: a small corpus gets fewer pieces and the model follows.
   options.hard_vocab_limit = false;
-  require_file(options.inputs[0], "training text for the " + lang + " tokenizer");
   std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on "
-            << options.inputs[0] << std::endl;
+            << options.inputs[0] << (langs.size() > 1 ? " and " + options.inputs[1] : "") << std::endl;
   Tokenizer::train(options);
   return Tokenizer::load(prefix + ".model");
 }
@@ -131,6 +137,8 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
     transformer_options(config);
   } else {
     seq2seq_options(config);
+    if (config.get_bool("share_embeddings"))
+      throw UserError("config key 'share_embeddings': only arch = transformer shares embeddings");
   }
   max_positions_ = config.get_int("max_positions");
   if (max_positions_ < 2) throw UserError("config key 'max_positions': must be at least 2");
@@ -145,8 +153,15 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
 
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
-  src_tok_ = tokenizer_for(src_lang, "src", config.get_int("src_vocab_size"), config, context);
-  tgt_tok_ = tokenizer_for(tgt_lang, "tgt", config.get_int("tgt_vocab_size"), config, context);
+  if (transformer && config.get_bool("share_embeddings")) {
+    // One vocabulary for both sides (Press & Wolf 2017), stored under both artifact names so
+    // that loading, translation and export need no special case.
+    tgt_tok_ = tokenizer_for({src_lang, tgt_lang}, "tgt", config.get_int("tgt_vocab_size"), config, context);
+    src_tok_ = tgt_tok_;
+  } else {
+    src_tok_ = tokenizer_for({src_lang}, "src", config.get_int("src_vocab_size"), config, context);
+    tgt_tok_ = tokenizer_for({tgt_lang}, "tgt", config.get_int("tgt_vocab_size"), config, context);
+  }
   // The model's sizes are the tokenizers' (a soft SentencePiece limit may give fewer pieces).
   config.set("src_vocab_size", std::to_string(src_tok_->vocab_size()));
   config.set("tgt_vocab_size", std::to_string(tgt_tok_->vocab_size()));

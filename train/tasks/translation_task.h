@@ -5,7 +5,8 @@
 //
 // Data: <data_dir>/{train,valid,test}.<src_lang> and .<tgt_lang>, one sentence per line,
 // aligned by line (as `nlpzoo data bible` writes them). Tokenizers: <run_dir>/spm.<lang>.model,
-// trained on the train split when the run starts and stored in every checkpoint.
+// trained on the train split when the run starts and stored in every checkpoint (with
+// share_embeddings, one <run_dir>/spm.joint.model over both languages).
 // Examples: src = pieces + EOS; tgt_in = BOS + pieces; tgt_out = pieces + EOS, each at most
 // max_positions long. Training pairs longer than that are skipped (counted and reported);
 // valid and test sentences are cut, so they are all scored.
@@ -59,7 +60,9 @@ class TranslationTask : public Task {
   struct Example {
     std::vector<int64_t> src, tgt;  // pieces, without BOS/EOS
   };
-  Tokenizer tokenizer_for(const std::string& lang, const std::string& which, int64_t vocab_size,
+  // The tokenizer artifact `which` ("src" | "tgt"): restored, or trained on the train split of
+  // `langs` (two languages: one joint model, spm.joint.model).
+  Tokenizer tokenizer_for(const std::vector<std::string>& langs, const std::string& which, int64_t vocab_size,
                           const Config& config, const TaskContext& context);
   const std::vector<std::vector<int64_t>>& plan(Split split, int64_t epoch);
 
