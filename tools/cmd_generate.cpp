@@ -33,7 +33,7 @@ int run_generate(const std::vector<std::string>& args) {
        "random seed >= 0: the same run, flags and seed print the same text. Default: taken from the clock and "
        "printed to stderr")
       ("num-samples", po::value<int64_t>()->default_value(1),
-       "samples to print, one per line; sample i uses seed + i, so sample 1 is the same whatever this number");
+       "samples to print, one per line; sample i (from 0) uses seed + i, so each sample is the same whatever this number");
   auto vm = parse_args(args, desc, "generate --run-dir DIR [--prompt TEXT] [OPTIONS] > samples.txt");
   if (!vm) return 0;
 
