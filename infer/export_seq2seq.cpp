@@ -10,40 +10,6 @@ namespace nlpzoo {
 
 namespace {
 
-// The flat weight list aten::gru/lstm/rnn_tanh expect for one layer and direction, in
-// LibTorch's order (w_ih, w_hh, b_ih, b_hh), as TorchScript source: "[self.a, self.b, ...]".
-std::string layer_params(const std::string& prefix, int64_t layer, bool reverse) {
-  const std::string sfx = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
-  std::string out = "[";
-  const char* names[] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
-  for (int i = 0; i < 4; ++i) {
-    if (i) out += ", ";
-    out += "self." + prefix + "__rnn__" + names[i] + sfx;
-  }
-  return out + "]";
-}
-
-// All layers of a unidirectional stack (the decoder), layer after layer.
-std::string stack_params(const std::string& prefix, int64_t num_layers) {
-  std::string out = "[";
-  for (int64_t l = 0; l < num_layers; ++l) {
-    auto one = layer_params(prefix, l, false);
-    if (l) out += ", ";
-    out += one.substr(1, one.size() - 2);
-  }
-  return out + "]";
-}
-
-// The aten recurrence for a cell: same kernels as torch::nn::GRU/LSTM/RNN(tanh) use.
-const char* aten_rnn(CellType cell) {
-  switch (cell) {
-    case CellType::kGru: return "torch.gru";
-    case CellType::kLstm: return "torch.lstm";
-    case CellType::kRnn: return "torch.rnn_tanh";
-  }
-  return "?";
-}
-
 // One single-layer, single-direction run over x [B, S, in] from zero state, output `out`
 // [B, S, Hd]. Trailing arguments: has_biases, num_layers, dropout, train, bidirectional, batch_first.
 std::string run_direction(CellType cell, const std::string& out, const std::string& x,
@@ -51,7 +17,7 @@ std::string run_direction(CellType cell, const std::string& out, const std::stri
   const std::string tail = ", True, 1, 0.0, False, False, True)";
   if (cell == CellType::kLstm)
     return "    " + out + ", _h, _c = torch.lstm(" + x + ", [h0, h0], " + params + tail + "\n";
-  return "    " + out + ", _h = " + aten_rnn(cell) + "(" + x + ", h0, " + params + tail + "\n";
+  return "    " + out + ", _h = " + twin_aten_rnn(cell) + "(" + x + ", h0, " + params + tail + "\n";
 }
 
 // TorchScript source of encode/step/translate_greedy for these options. Options are resolved
@@ -81,10 +47,10 @@ std::string twin_source(const Seq2SeqOptions& o) {
     << "    x = torch.embedding(self.src_embed__weight, src)\n"
     << "    h0 = torch.zeros([1, B, " << Hd << "], dtype=x.dtype, device=x.device)\n";
   for (int64_t l = 0; l < L; ++l) {
-    s << run_direction(o.cell(), "fwd", "x", layer_params("encoder", l, false));
+    s << run_direction(o.cell(), "fwd", "x", twin_rnn_layer_params("encoder", l, false));
     if (bidir) {
       s << "    xr = x.gather(1, rev.unsqueeze(2).expand(B, S, x.size(2)))\n"
-        << run_direction(o.cell(), "bwd", "xr", layer_params("encoder", l, true))
+        << run_direction(o.cell(), "bwd", "xr", twin_rnn_layer_params("encoder", l, true))
         << "    bwd = bwd.gather(1, rev.unsqueeze(2).expand(B, S, " << Hd << "))\n"
         << "    x = torch.cat([fwd, bwd], 2)\n";
     } else {
@@ -127,10 +93,10 @@ std::string twin_source(const Seq2SeqOptions& o) {
     << "    h0 = h.transpose(0, 1).contiguous()\n";
   const std::string tail = ", True, " + std::to_string(L) + ", 0.0, False, False, True)\n";
   if (lstm) {
-    s << "    s, hn, cn = torch.lstm(x, [h0, c.transpose(0, 1).contiguous()], " << stack_params("decoder", L)
+    s << "    s, hn, cn = torch.lstm(x, [h0, c.transpose(0, 1).contiguous()], " << twin_rnn_stack_params("decoder", L)
       << tail << "    new_c = cn.transpose(0, 1).contiguous()\n";
   } else {
-    s << "    s, hn = " << aten_rnn(o.cell()) << "(x, h0, " << stack_params("decoder", L) << tail
+    s << "    s, hn = " << twin_aten_rnn(o.cell()) << "(x, h0, " << twin_rnn_stack_params("decoder", L) << tail
       << "    new_c = c\n";
   }
   s << "    new_h = hn.transpose(0, 1).contiguous()\n";

@@ -1,5 +1,6 @@
 #include "infer/script_twin.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "datasets/io.h"
@@ -73,14 +74,57 @@ void require_twin_members(const torch::jit::Module& module, const std::vector<st
     if (!module.hasattr(a)) throw UserError("not an nlpzoo " + family + " export: no attribute '" + a + "'");
 }
 
-std::string twin_readme_python_footer() {
+std::string twin_readme_python_footer(const std::vector<std::string>& extra_files, const std::string& example) {
+  std::string files;
+  for (const auto& f : extra_files) files += (files.empty() ? "" : ", ") + ("'" + f + "': ''");
+  std::string code;
+  for (size_t start = 0; start < example.size();) {
+    const size_t end = std::min(example.find('\n', start), example.size());
+    code += "  " + example.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
   return "Python:\n"
          "  import torch\n"
-         "  files = {'config.ini': '', 'spm.src.model': '', 'spm.tgt.model': ''}  # filled with bytes on load\n"
-         "  m = torch.jit.load('model.pt', _extra_files=files)\n"
-         "  out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)\n"
-         "The exporter may store the SentencePiece models (spm.*.model) and the training config\n"
-         "inside this file as extra files, as above; tokenize with them before encode.\n";
+         "  files = {" + files + "}  # filled with bytes on load\n"
+         "  m = torch.jit.load('model.pt', _extra_files=files)\n" +
+         code +
+         "The exporter may store the SentencePiece models (spm*.model) and the training config\n"
+         "inside this file as extra files, as above; tokenize with them before calling the model.\n";
+}
+
+std::string twin_readme_python_footer() {
+  return twin_readme_python_footer({"config.ini", "spm.src.model", "spm.tgt.model"},
+                                   "out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)");
+}
+
+std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool reverse) {
+  const std::string sfx = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
+  std::string out = "[";
+  const char* names[] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+  for (int i = 0; i < 4; ++i) {
+    if (i) out += ", ";
+    out += "self." + prefix + "__rnn__" + names[i] + sfx;
+  }
+  return out + "]";
+}
+
+std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers) {
+  std::string out = "[";
+  for (int64_t l = 0; l < num_layers; ++l) {
+    auto one = twin_rnn_layer_params(prefix, l, false);
+    if (l) out += ", ";
+    out += one.substr(1, one.size() - 2);
+  }
+  return out + "]";
+}
+
+std::string twin_aten_rnn(CellType cell) {
+  switch (cell) {
+    case CellType::kGru: return "torch.gru";
+    case CellType::kLstm: return "torch.lstm";
+    case CellType::kRnn: return "torch.rnn_tanh";
+  }
+  return "?";
 }
 
 }  // namespace nlpzoo

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "models/rnn/recurrent.h"
+
 namespace nlpzoo {
 
 /// The twin's name for an eager parameter/buffer name: every '.' becomes "__"
@@ -43,8 +45,23 @@ void save_twin(const std::string& out_path, torch::jit::Module twin,
                const std::string& who);
 
 /// The README.txt lines every export ends with: loading the file and its extra files from
-/// Python.
+/// Python. `extra_files` are the names the example reads back; `example` is Python code run
+/// on the loaded module `m` (one or more lines, indented by the footer).
+std::string twin_readme_python_footer(const std::vector<std::string>& extra_files, const std::string& example);
+/// The encoder-decoder twins' footer (config.ini, spm.src.model, spm.tgt.model; translate_greedy).
 std::string twin_readme_python_footer();
+
+/// TorchScript source of the weight list aten::rnn_tanh/gru/lstm take for a recurrent stack
+/// registered under `prefix` (a models/rnn/recurrent.h Recurrent, whose LibTorch module is
+/// "<prefix>.rnn"): "[self.<prefix>__rnn__weight_ih_l0, ..._hh_l0, bias_ih_l0, bias_hh_l0, ...]"
+/// in LibTorch's flat order, for one layer and direction (twin_rnn_layer_params) or for
+/// layers 0..num_layers-1 of a unidirectional stack (twin_rnn_stack_params).
+std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool reverse);
+std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers);
+
+/// The aten op running a cell's recurrence, as TorchScript names it: "torch.rnn_tanh" |
+/// "torch.gru" | "torch.lstm", the kernels torch::nn::RNN/GRU/LSTM run.
+std::string twin_aten_rnn(CellType cell);
 
 /// The elements of a twin method's result `v`, which must be a tuple of `size` elements.
 /// Throws UserError("not an nlpzoo <family> export: '<method>' does not return a <size>-tuple")

@@ -1,8 +1,9 @@
-// nlpzoo export: the TorchScript twin of a trained model, with its tokenizers and config, for
-// torch.jit.load in Python or torch::jit::load in C++.
+// nlpzoo export: the TorchScript twin of a trained model (translation or language model), with
+// its tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
 #include <iostream>
 
 #include "datasets/io.h"
+#include "infer/export_lm.h"
 #include "infer/export_seq2seq.h"
 #include "infer/export_transformer.h"
 #include "tools/command.h"
@@ -22,17 +23,25 @@ int run_export(const std::vector<std::string>& args) {
   if (!vm) return 0;
   const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
   auto run = load_run(path, torch::kCPU);
-  auto& task = translation_task(run);
-  std::map<std::string, std::string> extra = task.artifacts();
-  extra["config.ini"] = run.header.config;
   const auto out = (*vm)["out"].as<std::string>();
-  if (task.rnn() != nullptr) {
-    export_seq2seq(out, *task.rnn(), extra);
+  std::map<std::string, std::string> extra{{"config.ini", run.header.config}};
+  if (auto* lm = dynamic_cast<LanguageModelTask*>(run.task.get())) {
+    // Only the tokenizer: the task's other artifact (the carried TBPTT state) is training state.
+    extra["spm.model"] = lm->tokenizer().serialized();
+    export_language_model(out, lm->lm(), extra);
   } else {
-    export_transformer(out, *task.transformer(), extra);
+    auto& task = translation_task(run);
+    for (const auto& [name, bytes] : task.artifacts()) extra[name] = bytes;
+    if (task.rnn() != nullptr) {
+      export_seq2seq(out, *task.rnn(), extra);
+    } else {
+      export_transformer(out, *task.transformer(), extra);
+    }
   }
-  std::cout << "wrote " << out << " (methods: see README.txt inside; extra files config.ini, spm.src.model, "
-            << "spm.tgt.model, README.txt)" << std::endl;
+  std::string names;
+  for (const auto& [name, bytes] : extra) names += name + ", ";
+  std::cout << "wrote " << out << " (methods: see README.txt inside; extra files " << names << "README.txt)"
+            << std::endl;
   return 0;
 }
 

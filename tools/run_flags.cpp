@@ -58,4 +58,11 @@ TranslationTask& translation_task(LoadedRun& run) {
   return *task;
 }
 
+LanguageModelTask& language_model_task(LoadedRun& run) {
+  auto* task = dynamic_cast<LanguageModelTask*>(run.task.get());
+  if (task == nullptr)
+    throw UserError("this run trains task '" + run.header.task + "', which is not a language model (task language_model)");
+  return *task;
+}
+
 }  // namespace nlpzoo::cli

@@ -1,0 +1,93 @@
+#include "infer/sampling.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <limits>
+#include <string>
+
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+
+namespace nlpzoo {
+
+void validate(const SamplingOptions& o) {
+  // Written as !(valid) so that NaN, which fails every comparison, is rejected too.
+  if (!(o.temperature >= 0))
+    throw UserError("--temperature: must be >= 0 (0 = always the most probable token), got " +
+                    std::to_string(o.temperature));
+  if (o.top_k < 0) throw UserError("--top-k: must be >= 0 (0 = no limit), got " + std::to_string(o.top_k));
+  if (!(o.top_p > 0 && o.top_p <= 1))
+    throw UserError("--top-p: must be in (0, 1] (1 = no limit), got " + std::to_string(o.top_p));
+}
+
+torch::Tensor sampling_distribution(const torch::Tensor& logits, const SamplingOptions& o) {
+  validate(o);
+  TORCH_CHECK(logits.dim() == 1 || logits.dim() == 2, "logits must be [V] or [B, V], got ", logits.sizes());
+  const auto z = logits.to(torch::kFloat);
+  const int64_t V = z.size(-1);
+  if (o.temperature == 0) return torch::one_hot(z.argmax(-1), V).to(torch::kFloat);
+
+  // Shifting by the row maximum leaves softmax unchanged but keeps z / T finite for tiny T.
+  auto probs = torch::softmax((z - std::get<0>(z.max(-1, /*keepdim=*/true))) / o.temperature, -1);
+  if (o.top_k > 0 && o.top_k < V) {
+    const auto best = std::get<1>(probs.topk(o.top_k, -1));  // [.., k]
+    const auto keep = torch::zeros_like(probs).scatter_(-1, best, 1.0);
+    probs = probs * keep;
+    probs = probs / probs.sum(-1, /*keepdim=*/true);
+  }
+  if (o.top_p < 1) {
+    const auto [sorted, order] = probs.sort(-1, /*descending=*/true);
+    // A token stays if the more probable ones before it have not reached p yet; the first
+    // token has 0 before it, so the set is never empty.
+    const auto before = sorted.cumsum(-1) - sorted;
+    const auto keep = torch::zeros_like(probs).scatter_(-1, order, before.lt(o.top_p).to(torch::kFloat));
+    probs = probs * keep;
+    probs = probs / probs.sum(-1, /*keepdim=*/true);
+  }
+  return probs;
+}
+
+torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o, torch::Generator& generator) {
+  validate(o);
+  if (o.temperature == 0) return logits.argmax(-1).to(torch::kCPU);
+  const auto probs = sampling_distribution(logits, o).to(torch::kCPU);
+  const auto rows = probs.dim() == 1 ? probs.unsqueeze(0) : probs;  // [B, V]
+  auto ids = torch::multinomial(rows, /*num_samples=*/1, /*replacement=*/false, generator).squeeze(1);  // [B]
+  return probs.dim() == 1 ? ids.squeeze(0) : ids;
+}
+
+std::vector<int64_t> sample_sequence(LanguageModelImpl& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
+                                     const SamplingOptions& options, uint64_t seed) {
+  validate(options);
+  if (max_tokens < 0) throw UserError("--max-tokens: must be >= 0, got " + std::to_string(max_tokens));
+  // The caller's training flag survives, whatever happens here.
+  struct RestoreMode {
+    LanguageModelImpl& lm;
+    bool training;
+    ~RestoreMode() { lm.train(training); }
+  } restore{lm, lm.is_training()};
+  lm.eval();
+  torch::NoGradGuard no_grad;
+  torch::Generator generator = at::detail::createCPUGenerator(seed);
+  const auto device = lm.embedding->weight.device();
+  const auto ids = torch::TensorOptions().dtype(torch::kLong).device(device);
+  const auto never = torch::tensor({kPadId, kBosId}, ids);
+
+  std::vector<int64_t> primer{kEosId};
+  primer.insert(primer.end(), prompt.begin(), prompt.end());
+  auto input = torch::tensor(primer, ids).view({1, -1});  // [1, T]
+  RecurrentState state;
+  std::vector<int64_t> drawn;
+  for (int64_t t = 0; t < max_tokens; ++t) {
+    auto [logits, next] = lm.forward(input, state);  // [1, T, V]
+    state = next;
+    const auto last = logits[0][-1].index_fill(0, never, -std::numeric_limits<float>::infinity());  // [V]
+    const int64_t id = sample_next(last, options, generator).item<int64_t>();
+    if (id == kEosId) break;
+    drawn.push_back(id);
+    input = torch::full({1, 1}, id, ids);
+  }
+  return drawn;
+}
+
+}  // namespace nlpzoo

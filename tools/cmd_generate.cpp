@@ -1,0 +1,90 @@
+// nlpzoo generate: text sampled from a trained language model, continuing a prompt.
+#include <cctype>
+#include <chrono>
+#include <iostream>
+
+#include "datasets/io.h"
+#include "infer/sampling.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "tools/run_flags.h"
+
+namespace nlpzoo::cli {
+namespace {
+
+int run_generate(const std::vector<std::string>& args) {
+  const SamplingOptions d{};
+  po::options_description desc("Options");
+  add_run_flags(desc);
+  desc.add_options()
+      ("prompt", po::value<std::string>()->default_value(""),
+       "text to continue; empty = begin a new text (the model starts after an end of line, as in training)")
+      ("max-tokens", po::value<int64_t>()->default_value(100),
+       "most SentencePiece pieces drawn per sample; a sample ends earlier when the model draws end-of-text (EOS)")
+      ("temperature", po::value<double>()->default_value(d.temperature, "1.0"),
+       "T: draw from softmax(logits / T). T < 1 sharpens the distribution (safer, more repetitive), T > 1 "
+       "flattens it (more varied, less coherent), 0 = always the most probable piece (no randomness)")
+      ("top-k", po::value<int64_t>()->default_value(d.top_k),
+       "draw only among the k most probable pieces (Fan et al. 2018); 0 = no limit")
+      ("top-p", po::value<double>()->default_value(d.top_p, "1.0"),
+       "nucleus sampling (Holtzman et al. 2020): draw only among the fewest most probable pieces whose "
+       "probabilities add up to at least p, in (0, 1]; 1 = no limit. Applied after --top-k")
+      ("seed", po::value<int64_t>(),
+       "random seed >= 0: the same run, flags and seed print the same text. Default: taken from the clock and "
+       "printed to stderr")
+      ("num-samples", po::value<int64_t>()->default_value(1),
+       "samples to print, one per line; sample i (from 0) uses seed + i, so each sample is the same whatever this number");
+  auto vm = parse_args(args, desc, "generate --run-dir DIR [--prompt TEXT] [OPTIONS] > samples.txt");
+  if (!vm) return 0;
+
+  // Every flag is checked before the (slow) checkpoint load.
+  SamplingOptions options;
+  options.temperature = (*vm)["temperature"].as<double>();
+  options.top_k = (*vm)["top-k"].as<int64_t>();
+  options.top_p = (*vm)["top-p"].as<double>();
+  validate(options);
+  const int64_t max_tokens = (*vm)["max-tokens"].as<int64_t>();
+  if (max_tokens < 0) throw UserError("--max-tokens: must be >= 0, got " + std::to_string(max_tokens));
+  const int64_t num_samples = (*vm)["num-samples"].as<int64_t>();
+  if (num_samples < 1) throw UserError("--num-samples: must be at least 1, got " + std::to_string(num_samples));
+  int64_t seed = 0;
+  if (vm->count("seed")) {
+    seed = (*vm)["seed"].as<int64_t>();
+    if (seed < 0) throw UserError("--seed: must be >= 0, got " + std::to_string(seed));
+  } else {
+    // Short enough to retype; printed so that a sample worth keeping can be reproduced.
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    seed = std::chrono::duration_cast<std::chrono::microseconds>(now).count() % 1000000000;
+    std::cerr << "seed " << seed << "; pass --seed " << seed << " to repeat" << std::endl;
+  }
+
+  auto run = load_run_from_flags(*vm);
+  auto& task = language_model_task(run);
+  const Tokenizer& tokenizer = task.tokenizer();
+  std::string prompt = (*vm)["prompt"].as<std::string>();
+  while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.pop_back();
+  const auto prompt_ids = tokenizer.encode(prompt);
+  const std::string prompt_text = tokenizer.decode(prompt_ids);
+  for (int64_t i = 0; i < num_samples; ++i) {
+    auto ids = prompt_ids;
+    const auto drawn = sample_sequence(task.lm(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
+    ids.insert(ids.end(), drawn.begin(), drawn.end());
+    // Decoding prompt and continuation together gets the space between them right; the
+    // prompt itself is printed as the user wrote it, not as SentencePiece normalised it.
+    const std::string text = tokenizer.decode(ids);
+    if (text.compare(0, prompt_text.size(), prompt_text) == 0)
+      std::cout << prompt << text.substr(prompt_text.size()) << "\n";
+    else
+      std::cout << text << "\n";
+  }
+  std::cout << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(generate, "generate",
+                        "sample text from a trained language model (temperature, top-k, top-p), continuing --prompt",
+                        run_generate);
+
+}  // namespace nlpzoo::cli
