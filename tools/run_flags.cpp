@@ -58,4 +58,10 @@ TranslationTask& translation_task(LoadedRun& run) {
   return *task;
 }
 
+ClassificationTask& classification_task(LoadedRun& run) {
+  auto* task = dynamic_cast<ClassificationTask*>(run.task.get());
+  if (task == nullptr) throw UserError("this run trains task '" + run.header.task + "', which does not classify");
+  return *task;
+}
+
 }  // namespace nlpzoo::cli

@@ -5,6 +5,7 @@
 
 #include "infer/search.h"
 #include "tools/options.h"
+#include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/translation_task.h"
 
@@ -24,5 +25,8 @@ LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& da
 
 /// The run's TranslationTask. Throws UserError if the run trained another task.
 TranslationTask& translation_task(LoadedRun& run);
+
+/// The run's ClassificationTask. Throws UserError if the run trained another task.
+ClassificationTask& classification_task(LoadedRun& run);
 
 }  // namespace nlpzoo::cli
