@@ -1,5 +1,6 @@
-// nlpzoo evaluate: loss and perplexity of a split, and for translation runs BLEU of greedy
-// and beam-search output against the split's references.
+// nlpzoo evaluate: loss and perplexity of a split; for translation runs BLEU of greedy and
+// beam-search output against the split's references, for classification runs accuracy,
+// macro-F1 and the confusion matrix.
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -7,6 +8,7 @@
 
 #include "datasets/io.h"
 #include "infer/bleu.h"
+#include "infer/classification_metrics.h"
 #include "infer/translator.h"
 #include "tools/command.h"
 #include "tools/options.h"
@@ -37,6 +39,15 @@ void report_bleu(const Translator& translator, const ParallelCorpus& corpus, con
             << std::defaultfloat << std::flush;
 }
 
+// Classifies the split's sentences and prints accuracy, macro-F1, per-label scores and the
+// confusion matrix against its gold labels.
+void report_classification(ClassificationTask& task, Split split, const torch::Device& device, int64_t batch_size) {
+  const auto predictions = task.predict(task.raw_split(split).sentences, device, batch_size);
+  std::vector<int64_t> predicted;
+  for (const auto& p : predictions) predicted.push_back(p.label_id);
+  std::cout << classification_scores(task.gold(split), predicted, task.labels()).report() << std::flush;
+}
+
 int run_evaluate(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   add_run_flags(desc);
@@ -57,10 +68,17 @@ int run_evaluate(const std::vector<std::string>& args) {
   const auto device = parse_device((*vm)["device"].as<std::string>());
   const auto loss = evaluate_loss(*run.task, split, device);
   std::cout << to_string(split) << " (" << path << ", step " << run.header.state.step << "): loss " << std::fixed
-            << std::setprecision(4) << loss.loss << " nats/token | perplexity " << std::setprecision(2)
-            << loss.perplexity() << " | " << loss.tokens << " target tokens\n"
+            << std::setprecision(4) << loss.loss;
+  // A classifier's loss is summed per sentence; perplexity is a sequence model's measure.
+  if (run.header.task == "classification") {
+    std::cout << " nats/sentence | " << loss.tokens << " sentences\n" << std::defaultfloat << std::flush;
+    report_classification(classification_task(run), split, device, (*vm)["batch-size"].as<int64_t>());
+    return 0;
+  }
+  std::cout << " nats/token | perplexity " << std::setprecision(2) << loss.perplexity() << " | " << loss.tokens
+            << " target tokens\n"
             << std::defaultfloat << std::flush;
-  if (run.header.task != "translation") return 0;  // BLEU needs a translation model
+  if (run.header.task != "translation") return 0;
   if ((*vm)["no-bleu"].as<bool>()) return 0;
 
   auto& task = translation_task(run);

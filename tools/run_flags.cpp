@@ -52,17 +52,26 @@ LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& da
   return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir, splits);
 }
 
-TranslationTask& translation_task(LoadedRun& run) {
-  auto* task = dynamic_cast<TranslationTask*>(run.task.get());
-  if (task == nullptr) throw UserError("this run trains task '" + run.header.task + "', which does not translate");
+namespace {
+
+// The run's task as T; `what` completes "which ..." in the error for a run of another task.
+template <class T>
+T& task_as(LoadedRun& run, const std::string& what) {
+  auto* task = dynamic_cast<T*>(run.task.get());
+  if (task == nullptr) throw UserError("this run trains task '" + run.header.task + "', which " + what);
   return *task;
 }
 
+}  // namespace
+
+TranslationTask& translation_task(LoadedRun& run) { return task_as<TranslationTask>(run, "does not translate"); }
+
 LanguageModelTask& language_model_task(LoadedRun& run) {
-  auto* task = dynamic_cast<LanguageModelTask*>(run.task.get());
-  if (task == nullptr)
-    throw UserError("this run trains task '" + run.header.task + "', which is not a language model (task language_model)");
-  return *task;
+  return task_as<LanguageModelTask>(run, "is not a language model (task language_model)");
+}
+
+ClassificationTask& classification_task(LoadedRun& run) {
+  return task_as<ClassificationTask>(run, "does not classify");
 }
 
 }  // namespace nlpzoo::cli

@@ -6,6 +6,7 @@
 #include "infer/search.h"
 #include "tools/options.h"
 #include "train/tasks/language_model_task.h"
+#include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/translation_task.h"
 
@@ -28,5 +29,7 @@ TranslationTask& translation_task(LoadedRun& run);
 
 /// The run's LanguageModelTask. Throws UserError if the run trained another task.
 LanguageModelTask& language_model_task(LoadedRun& run);
+/// The run's ClassificationTask. Throws UserError if the run trained another task.
+ClassificationTask& classification_task(LoadedRun& run);
 
 }  // namespace nlpzoo::cli

@@ -4,6 +4,7 @@
 
 #include "datasets/io.h"
 #include "train/tasks/language_model_task.h"
+#include "train/tasks/classification_task.h"
 #include "train/tasks/translation_task.h"
 #include "train/trainer.h"
 
@@ -21,6 +22,7 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> e = {
       {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
       {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
+      {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
   };
   return e;
 }

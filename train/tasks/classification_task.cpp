@@ -1,0 +1,291 @@
+#include "train/tasks/classification_task.h"
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "datasets/batching.h"
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+#include "datasets/word_vectors.h"
+#include "models/classifier/average_embedding.h"
+#include "models/classifier/rnn_classifier.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo {
+
+ConfigSchema classification_schema() {
+  ConfigSchema s;
+  s.add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
+      .add("spm_model_type", "unigram", "SentencePiece model type (word: whole words, which suits pretrained vectors)",
+           {"unigram", "bpe", "word", "char"})
+      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
+      .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
+      .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
+                                        "Penn-Treebank tokenization does, before tokenizing")
+      .add("max_positions", "256", "longest sentence in pieces; longer ones are cut")
+      .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear) or rnn "
+                          "(recurrent encoder, keys cell..pooling, -> linear)", {"avg_emb", "rnn"})
+      .add("cell", "lstm", "rnn: recurrent cell", {"rnn", "gru", "lstm"})
+      .add("embed_dim", "128", "token embedding size (= the dimension of pretrained_vectors, if given)")
+      .add("hidden_size", "128", "rnn: state size per direction")
+      .add("num_layers", "1", "rnn: stacked recurrent layers")
+      .add("bidirectional", "true", "rnn: read the sentence in both directions")
+      .add("pooling", "last", "rnn: sentence vector = final states (last), or max or mean over positions",
+           {"last", "max", "mean"})
+      .add("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers)")
+      .add("pretrained_vectors", "", "word2vec text or binary file whose vectors initialise the embedding rows "
+                                     "of matching pieces when a run starts (\"\" = random init)")
+      .add("freeze_embeddings", "false", "keep the embeddings fixed (not trained)")
+      .add("max_tokens", "2000", "tokens per batch, padding included")
+      .add("max_sentences", "64", "sentences per batch at most (0 = no limit)");
+  return s;
+}
+
+ClassifierOptions classifier_options(const Config& c, int64_t num_classes) {
+  for (const char* key : {"embed_dim", "hidden_size", "num_layers"})
+    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
+  ClassifierOptions o(c.get_int("vocab_size"), num_classes);
+  o.embed_dim(c.get_int("embed_dim"))
+      .pad_id(kPadId)
+      .dropout(c.get_double("dropout"))
+      .freeze_embeddings(c.get_bool("freeze_embeddings"))
+      .cell(parse_cell_type(c.get("cell")))
+      .hidden_size(c.get_int("hidden_size"))
+      .num_layers(c.get_int("num_layers"))
+      .bidirectional(c.get_bool("bidirectional"))
+      .pooling(parse_pooling(c.get("pooling")));
+  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
+  return o;
+}
+
+std::string ClassificationTask::split_path(const std::string& data_dir, Split split) {
+  return data_dir + "/" + (split == Split::kValid ? std::string("dev") : to_string(split)) + ".tsv";
+}
+
+void ClassificationTask::setup(Config& config, const TaskContext& context) {
+  // Every bad value is reported before the slow work (tokenizer, corpus, vectors) starts.
+  classifier_options(config, /*num_classes=*/2);
+  max_positions_ = config.get_int("max_positions");
+  if (max_positions_ < 1) throw UserError("config key 'max_positions': must be positive");
+  max_tokens_ = config.get_int("max_tokens");
+  if (max_tokens_ <= 0) throw UserError("config key 'max_tokens': must be positive");
+  max_sentences_ = config.get_int("max_sentences");
+  if (max_sentences_ < 0) throw UserError("config key 'max_sentences': must be 0 (no limit) or positive");
+  if (config.get_int("vocab_size") < 8) throw UserError("config key 'vocab_size': must be at least 8");
+  seed_ = static_cast<uint64_t>(config.get_int("seed"));
+  normalization_.lowercase = config.get_bool("lowercase");
+  normalization_.split_punctuation = config.get_bool("split_punctuation");
+  // Vectors initialise a new run only; a resumed or loaded run has its trained rows.
+  const bool fresh = !context.resume && restored_.empty();
+  const std::string vectors_path = fresh ? config.get("pretrained_vectors") : "";
+  if (!vectors_path.empty()) {
+    const auto header = read_word_vectors_header(vectors_path);
+    if (header.dim != config.get_int("embed_dim"))
+      throw UserError("config key 'embed_dim': is " + config.get("embed_dim") + " but the pretrained_vectors " +
+                      vectors_path + " have dimension " + std::to_string(header.dim) + "; they must be equal");
+  }
+
+  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
+  std::set<Split> splits = context.splits;
+  if (fresh) splits.insert(Split::kTrain);  // labels and tokenizer come from the train split
+  for (Split split : splits) raw_[split] = read_labeled_text(split_path(context.data_dir, split));
+  labels_ = make_labels(context);
+  tokenizer_ = make_tokenizer(config, context);
+  // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
+  config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
+  const auto options = classifier_options(config, static_cast<int64_t>(labels_.size()));
+  if (config.get("arch") == "avg_emb") {
+    model_ = AverageEmbeddingClassifier(options).ptr();
+  } else {
+    model_ = RnnClassifier(options).ptr();
+  }
+  if (!vectors_path.empty()) init_from_vectors(vectors_path);
+
+  std::map<std::string, int64_t> label_ids;
+  for (size_t i = 0; i < labels_.size(); ++i) label_ids[labels_[i]] = static_cast<int64_t>(i);
+  for (Split split : context.splits) {
+    const auto& raw = raw_.at(split);
+    auto& tokens = tokens_[split];
+    auto& gold = gold_[split];
+    for (size_t i = 0; i < raw.sentences.size(); ++i) {
+      const auto id = label_ids.find(raw.labels[i]);
+      if (id == label_ids.end()) {
+        std::string known;
+        for (const auto& l : labels_) known += (known.empty() ? "" : ", ") + l;
+        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": unknown label '" + raw.labels[i] +
+                        "' (the train split's labels: " + known + ")");
+      }
+      gold.push_back(id->second);
+      tokens.push_back(encode(raw.sentences[i]));
+    }
+    std::cout << to_string(split) << ": " << raw.sentences.size() << " sentences from " << raw.path << std::endl;
+  }
+}
+
+std::vector<std::string> ClassificationTask::make_labels(const TaskContext& context) {
+  std::vector<std::string> labels;
+  const std::string run_labels = context.run_dir + "/labels.txt";
+  if (auto it = restored_.find("labels.txt"); it != restored_.end()) {
+    std::istringstream in(it->second);
+    for (std::string l; std::getline(in, l);) labels.push_back(l);
+  } else if (context.run_dir.empty()) {
+    throw UserError("no labels: the checkpoint holds none");
+  } else if (context.resume) {
+    labels = read_lines(run_labels);
+  } else {
+    const auto& train = raw_.at(Split::kTrain);
+    labels = sorted_label_set(train.labels);
+    if (labels.size() < 2)
+      throw UserError(train.path + ": every sentence has the label '" + labels.front() +
+                      "'; a classifier needs at least two labels");
+    std::string text;
+    for (const auto& l : labels) text += l + "\n";
+    atomic_write_text(run_labels, text);
+  }
+  return labels;
+}
+
+Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskContext& context) {
+  // A checkpoint's own tokenizer wins: the model's rows are its pieces.
+  if (auto it = restored_.find("spm.model"); it != restored_.end()) return Tokenizer::from_serialized(it->second);
+  if (context.run_dir.empty()) throw UserError("no tokenizer: the checkpoint holds none");
+  const std::string prefix = context.run_dir + "/spm";
+  // A resumed run keeps its tokenizer; a new run makes its own (see TranslationTask).
+  if (context.resume) return Tokenizer::load(prefix + ".model");
+  // SentencePiece reads files; it learns from the sentences as the model will see them.
+  const std::string text_path = context.run_dir + "/spm.train.txt";
+  std::string text;
+  for (const auto& s : raw_.at(Split::kTrain).sentences) text += normalize_text(s, normalization_) + "\n";
+  atomic_write_text(text_path, text);
+  TokenizerTrainOptions options;
+  options.inputs = {text_path};
+  options.model_prefix = prefix;
+  options.vocab_size = config.get_int("vocab_size");
+  options.model_type = config.get("spm_model_type");
+  options.character_coverage = config.get_double("character_coverage");
+  options.hard_vocab_limit = false;  // vocab_size is an upper bound; the model follows the tokenizer
+  std::cout << "training SentencePiece (" << options.model_type << ", " << options.vocab_size << " pieces) on "
+            << raw_.at(Split::kTrain).path << std::endl;
+  Tokenizer::train(options);
+  fs::remove(text_path);
+  return Tokenizer::load(prefix + ".model");
+}
+
+void ClassificationTask::init_from_vectors(const std::string& path) {
+  const auto vectors = read_word_vectors(path);
+  // Special pieces keep their rows: the pad row must stay zero.
+  std::vector<std::string> names(tokenizer_->vocab_size());
+  for (int64_t id = kEosId + 1; id < tokenizer_->vocab_size(); ++id) names[id] = tokenizer_->id_to_piece(id);
+  const int64_t n = copy_vectors_into_rows(vectors, names, model_->embedding->weight);
+  std::cout << "initialised " << n << " of " << tokenizer_->vocab_size() << " embedding rows from " << path
+            << std::endl;
+}
+
+std::vector<int64_t> ClassificationTask::encode(const std::string& sentence) const {
+  auto ids = tokenizer_->encode(normalize_text(sentence, normalization_));
+  if (static_cast<int64_t>(ids.size()) > max_positions_) ids.resize(max_positions_);
+  if (ids.empty()) ids.push_back(kUnkId);
+  return ids;
+}
+
+const LabeledText& ClassificationTask::raw_split(Split split) const {
+  auto it = raw_.find(split);
+  if (it == raw_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
+  return it->second;
+}
+
+const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
+  auto it = gold_.find(split);
+  if (it == gold_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
+  return it->second;
+}
+
+const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, int64_t epoch) {
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  const bool train = split == Split::kTrain;
+  const auto key = std::make_pair(split, train ? epoch : 0);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  if (train) {  // an epoch's plan is needed only while that epoch runs
+    for (auto p = plans_.begin(); p != plans_.end();)
+      p = (p->first.first == Split::kTrain && p->first.second < epoch - 1) ? plans_.erase(p) : std::next(p);
+  }
+  const auto tokens = tokens_.find(split);
+  if (tokens == tokens_.end()) throw UserError("the " + to_string(split) + " split was not loaded");
+  std::vector<int64_t> lengths;
+  lengths.reserve(tokens->second.size());
+  for (const auto& t : tokens->second) lengths.push_back(static_cast<int64_t>(t.size()));
+  return plans_[key] = make_token_batches(lengths, max_tokens_, max_sentences_, train,
+                                          seed_ * 1000003ULL + static_cast<uint64_t>(epoch));
+}
+
+int64_t ClassificationTask::num_batches(Split split, int64_t epoch) { return plan(split, epoch).size(); }
+
+Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) {
+  const auto& rows = plan(split, epoch).at(index);
+  const auto& tokens = tokens_.at(split);
+  const auto& gold = gold_.at(split);
+  std::vector<std::vector<int64_t>> sequences;
+  std::vector<int64_t> labels;
+  for (int64_t i : rows) {
+    sequences.push_back(tokens[i]);
+    labels.push_back(gold[i]);
+  }
+  Batch batch;
+  batch.num_examples = batch.num_tokens = static_cast<int64_t>(rows.size());
+  batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"labels", torch::tensor(labels, torch::kInt64)}};
+  return batch;
+}
+
+LossOutput ClassificationTask::loss(const Batch& batch) {
+  auto logits = model_->forward(batch.tensors.at("tokens"));  // [B, C]
+  auto loss = torch::nn::functional::cross_entropy(
+      logits, batch.tensors.at("labels"), torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  return {loss, batch.num_tokens};
+}
+
+std::vector<ClassPrediction> ClassificationTask::predict(const std::vector<std::string>& sentences,
+                                                         const torch::Device& device, int64_t batch_size) {
+  if (batch_size < 1) throw UserError("--batch-size: must be at least 1");
+  std::vector<std::vector<int64_t>> encoded;
+  std::vector<int64_t> lengths;
+  for (const auto& s : sentences) {
+    encoded.push_back(encode(s));
+    lengths.push_back(static_cast<int64_t>(encoded.back().size()));
+  }
+  // Sorted by length (no shuffle), so a batch holds little padding.
+  const auto batches = make_token_batches(lengths, /*max_tokens=*/batch_size * max_positions_,
+                                          /*max_sentences=*/batch_size, /*shuffle=*/false, /*seed=*/0);
+  const bool was_training = model_->is_training();
+  model_->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<ClassPrediction> out(sentences.size());
+  for (const auto& rows : batches) {
+    std::vector<std::vector<int64_t>> sequences;
+    for (int64_t i : rows) sequences.push_back(encoded[i]);
+    auto probs = torch::softmax(model_->forward(pad_sequences(sequences, kPadId).to(device)), /*dim=*/-1)
+                     .to(torch::kCPU, torch::kFloat32)
+                     .contiguous();  // [B, C]
+    auto best = probs.argmax(/*dim=*/-1).contiguous();  // [B]
+    const int64_t C = probs.size(1);
+    const float* p = probs.data_ptr<float>();
+    const int64_t* b = best.data_ptr<int64_t>();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      out[rows[r]].probabilities.assign(p + r * C, p + (r + 1) * C);
+      out[rows[r]].label_id = b[r];
+    }
+  }
+  model_->train(was_training);
+  return out;
+}
+
+std::map<std::string, std::string> ClassificationTask::artifacts() const {
+  std::string labels;
+  for (const auto& l : labels_) labels += l + "\n";
+  return {{"spm.model", tokenizer_->serialized()}, {"labels.txt", labels}};
+}
+
+void ClassificationTask::restore_artifacts(const std::map<std::string, std::string>& blobs) { restored_ = blobs; }
+
+}  // namespace nlpzoo

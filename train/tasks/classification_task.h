@@ -1,0 +1,97 @@
+#pragma once
+// ClassificationTask: sentence classification (SST-2 sentiment and the like) with the
+// average-of-embeddings baseline or a (bi)RNN / GRU / LSTM classifier (models/classifier).
+//
+// Data: <data_dir>/train.tsv, dev.tsv (the valid split) and optionally test.tsv, lines
+// `sentence<TAB>label` (datasets/labeled_text.h; GLUE's header line is skipped).
+// Labels: the train split's distinct labels, sorted (numerically when all are integers);
+// class id i is labels()[i]. They are written to <run_dir>/labels.txt and stored in every
+// checkpoint; a dev or test label outside them is an error naming file:line.
+// Text: every sentence (training, evaluation, predict) is normalized (lowercase,
+// split_punctuation; datasets/text_normalization.h) so raw input looks like SST-2's
+// lowercased, Penn-Treebank-tokenized text, then encoded by a SentencePiece model
+// (<run_dir>/spm.model, trained on the normalized train sentences when the run starts).
+// Pretrained vectors (word2vec text or binary) initialise the embedding rows of the pieces
+// they hold, once, when a run starts.
+#include <mutex>
+#include <optional>
+
+#include "datasets/labeled_text.h"
+#include "datasets/text_normalization.h"
+#include "datasets/tokenizer.h"
+#include "models/classifier/text_classifier.h"
+#include "train/task.h"
+
+namespace nlpzoo {
+
+/// The classification task's config keys (corpus, tokenizer, model sizes, batching).
+ConfigSchema classification_schema();
+
+/// Model options from a resolved config (vocab_size from the config, num_classes given).
+/// Throws UserError naming the key for a bad value.
+ClassifierOptions classifier_options(const Config& config, int64_t num_classes);
+
+/// One sentence's prediction: probabilities over labels() (softmax of the logits) and the
+/// most probable class id.
+struct ClassPrediction {
+  std::vector<float> probabilities;
+  int64_t label_id = 0;
+};
+
+class ClassificationTask : public Task {
+ public:
+  void setup(Config& config, const TaskContext& context) override;
+  std::shared_ptr<torch::nn::Module> model() override { return model_; }
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// tensors: "tokens" [B, T] int64 (kPadId padding), "labels" [B] int64 (class ids);
+  /// num_tokens = B (sentences), so the trainer's per-token loss is per sentence.
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// Cross-entropy summed over the batch's sentences.
+  LossOutput loss(const Batch& batch) override;
+  /// "spm.model" (the SentencePiece model's bytes) and "labels.txt" (one label per line).
+  std::map<std::string, std::string> artifacts() const override;
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+
+  /// Class probabilities of raw sentences (normalized and encoded as training data was),
+  /// in order, `batch_size` sentences per forward pass (grouped by length), in eval mode
+  /// without gradients; the model must already be on `device`. Throws UserError if
+  /// batch_size < 1.
+  std::vector<ClassPrediction> predict(const std::vector<std::string>& sentences, const torch::Device& device,
+                                       int64_t batch_size);
+
+  /// Class names; class id i is labels()[i].
+  const std::vector<std::string>& labels() const { return labels_; }
+  /// Gold class ids of a split read by setup, in file order. Throws UserError if not loaded.
+  const std::vector<int64_t>& gold(Split split) const;
+  /// The raw split read by setup. Throws UserError if not loaded.
+  const LabeledText& raw_split(Split split) const;
+  TextClassifierImpl& classifier() { return *model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// Token ids of a raw sentence: normalized, encoded, cut to max_positions; at least one id
+  /// (kUnkId for a sentence without pieces).
+  std::vector<int64_t> encode(const std::string& sentence) const;
+
+  /// The file a split is read from: train.tsv, dev.tsv, test.tsv in data_dir.
+  static std::string split_path(const std::string& data_dir, Split split);
+
+ private:
+  Tokenizer make_tokenizer(const Config& config, const TaskContext& context);
+  std::vector<std::string> make_labels(const TaskContext& context);
+  void init_from_vectors(const std::string& path);
+  const std::vector<std::vector<int64_t>>& plan(Split split, int64_t epoch);
+
+  std::shared_ptr<TextClassifierImpl> model_;
+  std::optional<Tokenizer> tokenizer_;
+  std::vector<std::string> labels_;
+  std::map<std::string, std::string> restored_;
+  TextNormalization normalization_;
+  int64_t max_positions_ = 256, max_tokens_ = 2000, max_sentences_ = 64;
+  uint64_t seed_ = 0;
+  std::map<Split, LabeledText> raw_;
+  std::map<Split, std::vector<std::vector<int64_t>>> tokens_;
+  std::map<Split, std::vector<int64_t>> gold_;
+  std::mutex plan_mutex_;  // num_batches and make_batch run on the main and prefetch threads
+  std::map<std::pair<Split, int64_t>, std::vector<std::vector<int64_t>>> plans_;
+};
+
+}  // namespace nlpzoo
