@@ -15,7 +15,7 @@ nothing else.
 
 The last line each command prints is a JSON summary.
 
-Data (as nlpzoo's LanguageModelTask): DIR/{train,valid,test}.LANG, one sentence per line, each
+Data (as nlpzoo's LanguageModelTask): DIR/{train,valid,test}.LANG, one sentence per line, each non-empty
 line encoded with the SentencePiece model FILE (pad 0, unk 1, bos 2, eos 3; pass the run's own
 spm.en.model) and followed by EOS, all lines of a split concatenated into one stream. The
 stream is cut into batch_size rows ([B, N/B], the remainder dropped); batch i holds columns
@@ -71,15 +71,15 @@ DEFAULTS = {
     "embed_dim": (512, int),
     "hidden_size": (512, int),
     "num_layers": (2, int),
-    "dropout": (0.2, float),
+    "dropout": (0.3, float),
     "tie_embeddings": ("true", str),
     "batch_size": (32, int),
     "bptt": (35, int),
     "optimizer": ("adam", str),
     "lr": (0.001, float),
-    "lr_schedule": ("constant", str),
+    "lr_schedule": ("plateau", str),
     "warmup_steps": (0, int),
-    "clip_norm": (0.25, float),
+    "clip_norm": (1.0, float),
     "adam_beta1": (0.9, float),
     "adam_beta2": (0.999, float),
     "adam_eps": (1e-8, float),
@@ -129,9 +129,10 @@ def read_lines(path):
 
 
 def encode_split(args, sp, split):
-    """One stream per split: every line's pieces followed by EOS."""
+    """One stream per split: every non-empty line's pieces (a trailing CR stripped) followed by EOS."""
+    lines = [l[:-1] if l.endswith("\r") else l for l in read_lines(f"{args.data}/{split}.{args.lang}")]
     ids = []
-    for piece_ids in sp.encode(read_lines(f"{args.data}/{split}.{args.lang}")):
+    for piece_ids in sp.encode([l for l in lines if l]):  # empty lines are skipped
         ids.extend(piece_ids)
         ids.append(EOS)
     return torch.tensor(ids, dtype=torch.long)
@@ -348,8 +349,10 @@ def main():
     pre.add_argument("--config")
     known, _ = pre.parse_known_args()
     defaults = {k: v for k, (v, _) in DEFAULTS.items()}
+    lang = "en"
     if known.config:
         ini = read_ini(known.config)
+        lang = ini.get("lang", lang)
         for k, (_, typ) in DEFAULTS.items():
             if k in ini:
                 defaults[k] = typ(float(ini[k])) if typ is int else typ(ini[k])
@@ -361,7 +364,7 @@ def main():
     ap.add_argument("cmd", choices=["train", "eval"], help="train for a budget, or evaluate a checkpoint")
     ap.add_argument("--data", required=True, help="folder with {train,valid,test}.LANG, one sentence per line")
     ap.add_argument("--spm", required=True, help="SentencePiece model (pad 0, unk 1, bos 2, eos 3), e.g. RUN/spm.en.model")
-    ap.add_argument("--lang", default="en", help="file suffix of the corpus")
+    ap.add_argument("--lang", default=lang, help="file suffix of the corpus (config key lang)")
     ap.add_argument("--out", required=True, help="folder for checkpoints and JSON results")
     ap.add_argument("--config", help="nlpzoo INI (e.g. RUN/config.ini) whose keys replace the defaults below")
     ap.add_argument("--minutes", type=float, default=10.0, help="train: wall-clock budget")
