@@ -357,10 +357,12 @@ def main():
             if k in ini:
                 defaults[k] = typ(float(ini[k])) if typ is int else typ(ini[k])
 
+    class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+        pass
     ap = argparse.ArgumentParser(
-        description="Plain-PyTorch reference of nlpzoo's recurrent language model (bench/rnn.sh).",
+        description=__doc__,
         epilog="Model/optimizer flags default to configs/lm-lstm-bible.ini's values, or to --config's keys.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=Formatter)
     ap.add_argument("cmd", choices=["train", "eval"], help="train for a budget, or evaluate a checkpoint")
     ap.add_argument("--data", required=True, help="folder with {train,valid,test}.LANG, one sentence per line")
     ap.add_argument("--spm", required=True, help="SentencePiece model (pad 0, unk 1, bos 2, eos 3), e.g. RUN/spm.en.model")
@@ -370,7 +372,7 @@ def main():
     ap.add_argument("--minutes", type=float, default=10.0, help="train: wall-clock budget")
     ap.add_argument("--max-steps", type=int, default=0, help="train: stop after N updates (0 = budget only)")
     ap.add_argument("--snapshot-step", type=int, default=0, help="train: also save the parameters after update N")
-    ap.add_argument("--checkpoint", help="eval: parameters to load (default OUT/lm.pt)")
+    ap.add_argument("--checkpoint", help="eval: parameters to load (OUT/lm.pt when not given)")
     ap.add_argument("--split", default="valid", choices=["valid", "test"], help="eval: split")
     ap.add_argument("--eval-batch-size", type=int, default=0, help="eval: rows (0 = batch_size)")
     g = ap.add_argument_group("model and optimizer (config keys)")
