@@ -28,7 +28,7 @@ done
 [ -n "$OUT" ] || OUT="bench/results/rnn-$(date +%Y%m%d-%H%M%S)"
 REF=bench/rnn_ref.py
 [ -f "$CONFIG" ] || { echo "bench: $CONFIG not found" >&2; exit 1; }
-NLPZOO=build/nlpzoo
+NLPZOO=${NLPZOO:-build/nlpzoo}  # another build: NLPZOO=path/to/nlpzoo bench/rnn.sh
 [ -x "$NLPZOO" ] || scripts/setup.sh
 [ -s "$DATA/train.en" ] || "$NLPZOO" data bible --out "$DATA"
 if [ -e "$OUT/ours/checkpoint_last.pt" ]; then
@@ -48,6 +48,12 @@ echo "== ours: train $MINUTES min"
   --data-dir "$DATA" --run-dir "$OUT/ours" --max-time "$MINUTES" --device cpu \
   --valid_interval 1000000 --log_interval 20 > "$OUT/ours.train.log"
 tail -2 "$OUT/ours.train.log"
+cfg() { awk -F' = ' -v k="$1" '$1 == k {print $2}' "$OUT/ours/config.ini"; }
+# Our peak RSS above includes training the SentencePiece model at the start (outside the
+# budget; the reference is given that model). Its own peak, for comparison:
+/usr/bin/time -v -o "$OUT/ours.spm.time" "$NLPZOO" tokenize train --input "$DATA/train.$(cfg lang)" \
+  --model-prefix "$OUT/spm-alone/spm" --vocab-size "$(cfg vocab_size)" --model-type "$(cfg spm_model_type)" \
+  --character-coverage "$(cfg character_coverage)" --soft-vocab-limit > "$OUT/ours.spm.log" 2>&1
 OURS_STEPS=$(/usr/bin/python3 -c 'import json,sys; print(max([json.loads(l).get("step", 0) for l in open(sys.argv[1])] or [0]))' \
   "$OUT/ours/metrics.jsonl")
 
@@ -82,7 +88,7 @@ t0=$(now)
 t1=$(now)
 echo "$t0 $t1" > "$OUT/ours.eval.wall"
 
-/usr/bin/python3 - "$OUT" <<'PY'
+/usr/bin/python3 - "$OUT" "$MINUTES" <<'PY'
 import json, math, os, re, statistics, sys
 out = sys.argv[1]
 nan = float("nan")
@@ -97,9 +103,13 @@ def wall(path):
 metrics = [json.loads(l) for l in open(f"{out}/ours/metrics.jsonl")]
 train = [m for m in metrics if "tokens_per_s" in m]
 # Windows of log_interval (20) updates that end after update 20, as the reference's.
-window = [m["tokens_per_s"] for m in train if m["step"] > 20] or [m["tokens_per_s"] for m in train]
+# (Only the warm-up window when a run made fewer than 40 updates: the count says so.)
+after_warm = [m["tokens_per_s"] for m in train if m["step"] > 20]
+window = after_warm or [m["tokens_per_s"] for m in train]
 ours_tok = statistics.median(window) if window else nan
 ours_steps = max([m["step"] for m in metrics] or [0])
+cfg = dict(l.split(" = ", 1) for l in open(f"{out}/ours/config.ini").read().splitlines() if " = " in l)
+tokens_per_update = int(cfg["batch_size"]) * int(cfg["bptt"]) * int(cfg.get("update_freq", "1"))
 valid = open(f"{out}/ours.valid.txt").read()
 ours_ppl = float(re.search(r"perplexity ([0-9.]+)", valid).group(1))
 ours_eval_tokens = int(re.search(r"\| (\d+) target tokens", valid).group(1))
@@ -116,10 +126,15 @@ if snap and os.path.exists(f"{out}/ref/lm_eval.{os.path.splitext(os.path.basenam
 if re_["tokens"] != ours_eval_tokens:
     print(f"warning: valid tokens differ (ours {ours_eval_tokens}, reference {re_['tokens']}): "
           "the two pipelines do not cut the stream alike", file=sys.stderr)
+budget_s = float(sys.argv[2]) * 60
 rows = [
-    ("train tokens/s (median of 20-update windows after 20)", ours_tok, rt["tok_s_median"] or nan),
+    (f"train tokens/s (median of windows after 20; {len(after_warm)} / {rt['tok_s_windows']})",
+     ours_tok, rt["tok_s_median"] or nan),
+    ("train tokens/s (updates x batch x bptt / budget)", ours_steps * tokens_per_update / budget_s,
+     rt["steps"] * tokens_per_update / budget_s),
     ("updates in the budget", ours_steps, rt["steps"]),
     ("peak RSS training (MiB)", rss(f"{out}/ours.train.time"), rss(f"{out}/ref.train.time")),
+    ("  peak RSS of our SentencePiece training alone (MiB)", rss(f"{out}/ours.spm.time"), nan),
     ("valid perplexity after the budget", ours_ppl, re_["ppl"]),
     (f"valid perplexity after {ours_steps} updates (ours' count)", ours_ppl, at_ours),
     ("eval tokens/s (valid, in process)", ours_eval_inproc, re_["tok_s"]),

@@ -296,10 +296,11 @@ def train(args):
     train_sec = time.perf_counter() - t_start
     metrics.close()
     torch.save(model.state_dict(), f"{args.out}/lm.pt")
-    after_warm = [r for s, r in windows if s > WARM_STEPS] or [r for _, r in windows]
+    after_warm = [r for s, r in windows if s > WARM_STEPS]
+    median_of = after_warm or [r for _, r in windows]  # only the warm-up window below 40 updates
     res = {"params": n_params(model), "steps": step, "epochs_done": epoch, "batches_per_epoch": n_batches,
            "train_sec": train_sec, "train_stream_shape": list(data.shape), "hyper": hyper(args),
-           "tok_s_median": statistics.median(after_warm) if after_warm else None,
+           "tok_s_median": statistics.median(median_of) if median_of else None,
            "tok_s_windows": len(after_warm), "tok_s_overall": step * args.update_freq * args.batch_size * args.bptt / train_sec,
            "snapshot": snapshot, "peak_rss_mib": peak_rss_mib(),
            "initial_num_threads": INITIAL_THREADS, "num_threads": torch.get_num_threads(), "torch": torch.__version__,
