@@ -60,6 +60,7 @@ int run_evaluate(const std::vector<std::string>& args) {
             << std::setprecision(4) << loss.loss << " nats/token | perplexity " << std::setprecision(2)
             << loss.perplexity() << " | " << loss.tokens << " target tokens\n"
             << std::defaultfloat << std::flush;
+  if (run.header.task != "translation") return 0;  // BLEU needs a translation model
   if ((*vm)["no-bleu"].as<bool>()) return 0;
 
   auto& task = translation_task(run);

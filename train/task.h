@@ -61,7 +61,8 @@ class Task {
   virtual LossOutput loss(const Batch& batch) = 0;
 
   /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
-  /// checkpoint alone can rebuild and use its model.
+  /// checkpoint alone can rebuild and use its model. restore_artifacts is called before setup
+  /// when a checkpoint rebuilds its model (load_run), and after setup when the Trainer resumes.
   virtual std::map<std::string, std::string> artifacts() const { return {}; }
   virtual void restore_artifacts(const std::map<std::string, std::string>& blobs) {}
 };

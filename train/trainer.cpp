@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -54,6 +55,11 @@ torch::Device parse_device(const std::string& name) {
     }
   }
   throw UserError("--device " + name + ": expected auto, cpu, cuda or cuda:N");
+}
+
+double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  // LibTorch's clip_grad_norm_ never scales up, so an infinite threshold only measures.
+  return torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
 }
 
 double SplitLoss::perplexity() const { return std::exp(std::min(loss, 100.0)); }
@@ -195,6 +201,8 @@ int Trainer::train(bool resume) {
     } catch (const UserError& e) {
       throw UserError(std::string(e.what()) + changed_keys(header.config));
     }
+    // What the task carries from batch to batch (a language model's TBPTT state) continues too.
+    task_.restore_artifacts(header.artifacts);
     t = header.state;
     schedule_->load_state(t.schedule_state);
     truncate_metrics(metrics, t.step);
@@ -312,15 +320,7 @@ int Trainer::train(bool resume) {
     if (tokens == 0) break;
     for (auto& p : model_->parameters())
       if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
-    double grad_norm;
-    if (clip_norm > 0) {
-      grad_norm = torch::nn::utils::clip_grad_norm_(model_->parameters(), clip_norm);
-    } else {
-      double sq = 0;
-      for (auto& p : model_->parameters())
-        if (p.grad().defined()) sq += p.grad().pow(2).sum().item<double>();
-      grad_norm = std::sqrt(sq);
-    }
+    const double grad_norm = clip_gradients(model_->parameters(), clip_norm);
     ++t.step;
     t.lr = schedule_->lr_at(t.step);
     set_lr(*optimizer_, t.lr);

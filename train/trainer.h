@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "train/config.h"
 #include "train/lr_schedule.h"
@@ -27,6 +28,13 @@ struct SplitLoss {
   double perplexity() const;
 };
 SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device);
+
+/// Scales the gradients of `params` in place so that their global L2 norm
+///   ||g|| = sqrt(sum over parameters p and elements i of g_{p,i}^2)
+/// is at most `max_norm` (Pascanu et al. 2013): g <- g * max_norm / (||g|| + 1e-6) when
+/// ||g|| > max_norm, as torch.nn.utils.clip_grad_norm_. Parameters without a gradient are
+/// skipped; max_norm <= 0 scales nothing. Returns ||g|| before clipping (0 with no gradients).
+double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm);
 
 class Trainer {
  public:

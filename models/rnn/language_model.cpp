@@ -12,7 +12,8 @@ LanguageModelImpl::LanguageModelImpl(const LanguageModelOptions& o) : options_(o
       "embedding", torch::nn::Embedding(torch::nn::EmbeddingOptions(o.vocab_size(), o.embed_dim()).padding_idx(o.pad_id())));
   rnn = register_module("rnn", Recurrent(RecurrentOptions(o.cell(), o.embed_dim(), o.hidden_size())
                                              .num_layers(o.num_layers())
-                                             .dropout(o.dropout())));
+                                             // LibTorch drops between layers only (and warns for one).
+                                             .dropout(o.num_layers() > 1 ? o.dropout() : 0.0)));
   if (o.tie_embeddings()) {
     output_bias = register_parameter("output_bias", torch::zeros({o.vocab_size()}));
   } else {

@@ -6,15 +6,18 @@
 // Data: <data_dir>/{train,valid,test}.<lang>, one sentence per line (as `nlpzoo data bible`
 // writes them). Each line is encoded with the run's SentencePiece model (<run_dir>/spm.<lang>.model,
 // trained on the train split when the run starts; model type `spm_model_type`: unigram, bpe,
-// char, ...) and followed by EOS; the lines are concatenated into one stream per split.
+// char, ...) and followed by EOS; the lines are concatenated into one stream per split (empty
+// lines carry no text and are skipped). A split too short for one batch (fewer than
+// 2 * batch_size tokens) is a UserError naming its file.
 // The stream is cut into `batch_size` parallel rows ([B, N/B], the remainder dropped) and
 // batch i holds columns [i*bptt, (i+1)*bptt): input = stream[t], target = stream[t+1].
 // Batches run in order in every epoch; the recurrent state is carried from batch i to i+1
 // of the same split, detached (no gradient flows into the previous segment), and reset to
-// zeros at batch 0. The training state is saved in checkpoints, so a resumed run continues
-// with exactly the state it had.
-#include <mutex>
+// zeros at batch 0 (and whenever batches are not taken in order). The training state is saved
+// in checkpoints, so a resumed run continues with exactly the state it had.
+#include <map>
 #include <optional>
+#include <string>
 
 #include "datasets/tokenizer.h"
 #include "models/rnn/language_model.h"
@@ -32,6 +35,7 @@ class LanguageModelTask : public Task {
  public:
   void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  /// ceil((N/B - 1) / bptt), the same in every epoch: TBPTT needs the stream in order.
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "input" [B, T] int64, "target" [B, T] int64 (T = bptt, shorter at the end of the
   /// stream), "split" [] int64 (the Split), "index" [] int64 (the batch index);
@@ -47,14 +51,24 @@ class LanguageModelTask : public Task {
 
   LanguageModelImpl& lm() { return *model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// The state the next batch of `split` starts from (h, c: [num_layers, B, hidden_size],
+  /// detached); undefined before the first batch of the split.
+  RecurrentState carried_state(Split split) const;
+  /// The split's token stream, [batch_size, N/batch_size] int64. Throws UserError if setup
+  /// did not read the split.
+  const torch::Tensor& stream(Split split) const;
 
  private:
+  struct Carried {
+    RecurrentState state;
+    int64_t next_index = 0;  // the batch this state is the start of
+  };
   LanguageModel model_{nullptr};
   std::optional<Tokenizer> tokenizer_;
-  std::map<std::string, std::string> restored_;
+  std::string restored_spm_;  // the checkpoint's SentencePiece model ("" when training anew)
   int64_t bptt_ = 35, batch_size_ = 32;
-  std::map<Split, torch::Tensor> streams_;  // [B, N] int64 per split
-  std::map<Split, RecurrentState> states_;  // the carried state per split
+  std::map<Split, torch::Tensor> streams_;  // [B, N] int64 per split; read-only after setup
+  std::map<Split, Carried> carried_;        // touched by loss() and checkpoints only (main thread)
 };
 
 }  // namespace nlpzoo

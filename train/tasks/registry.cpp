@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "datasets/io.h"
+#include "train/tasks/language_model_task.h"
 #include "train/tasks/translation_task.h"
 #include "train/trainer.h"
 
@@ -19,6 +20,7 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> e = {
       {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
+      {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
   };
   return e;
 }

@@ -7,6 +7,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "train/losses.h"
+#include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
 
@@ -101,27 +102,8 @@ TransformerOptions transformer_options(const Config& c) {
 
 Tokenizer TranslationTask::tokenizer_for(const std::string& lang, const std::string& which, int64_t vocab_size,
                                          const Config& config, const TaskContext& context) {
-  // A checkpoint's own tokenizer wins: the model's rows are its pieces.
   const auto restored = restored_.find("spm." + which + ".model");
-  if (restored != restored_.end()) return Tokenizer::from_serialized(restored->second);
-  if (context.run_dir.empty()) throw UserError("no tokenizer for '" + lang + "': the checkpoint holds none");
-  const std::string prefix = context.run_dir + "/spm." + lang;
-  // A resumed run keeps its tokenizer; a new run makes its own, so a model left behind by an
-  // earlier failed start never stands in for the vocabulary this config asks for.
-  if (context.resume) return Tokenizer::load(prefix + ".model");
-  TokenizerTrainOptions options;
-  options.inputs = {context.data_dir + "/train." + lang};
-  options.model_prefix = prefix;
-  options.vocab_size = vocab_size;
-  options.model_type = config.get("spm_model_type");
-  options.character_coverage = config.get_double("character_coverage");
-  // vocab_size is an upper bound: a small corpus gets fewer pieces and the model follows.
-  options.hard_vocab_limit = false;
-  require_file(options.inputs[0], "training text for the " + lang + " tokenizer");
-  std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on "
-            << options.inputs[0] << std::endl;
-  Tokenizer::train(options);
-  return Tokenizer::load(prefix + ".model");
+  return run_tokenizer(lang, restored != restored_.end() ? restored->second : "", vocab_size, config, context);
 }
 
 void TranslationTask::setup(Config& config, const TaskContext& context) {
