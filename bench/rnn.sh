@@ -76,7 +76,8 @@ ref_eval() {  # name, extra flags...
 }
 echo "== reference: evaluate (valid)"
 ref_eval eval
-if [ -f "$OUT/ref/lm.step$OURS_STEPS.pt" ]; then
+REF_STEPS=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["steps"])' "$OUT/ref/lm_train.json")
+if [ -f "$OUT/ref/lm.step$OURS_STEPS.pt" ] && [ "$REF_STEPS" != "$OURS_STEPS" ]; then
   echo "== reference: evaluate the parameters after update $OURS_STEPS (our update count)"
   ref_eval eval_at_ours --checkpoint "$OUT/ref/lm.step$OURS_STEPS.pt"
 fi
@@ -123,6 +124,8 @@ at_ours = nan
 snap = rt.get("snapshot")
 if snap and os.path.exists(f"{out}/ref/lm_eval.{os.path.splitext(os.path.basename(snap))[0]}.json"):
     at_ours = json.load(open(f"{out}/ref/lm_eval.{os.path.splitext(os.path.basename(snap))[0]}.json"))["ppl"]
+elif rt["steps"] == ours_steps:
+    at_ours = re_["ppl"]  # the same parameters as after the budget
 if re_["tokens"] != ours_eval_tokens:
     print(f"warning: valid tokens differ (ours {ours_eval_tokens}, reference {re_['tokens']}): "
           "the two pipelines do not cut the stream alike", file=sys.stderr)
