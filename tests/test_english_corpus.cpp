@@ -1,6 +1,7 @@
 // The general-English corpus: word normalisation, GCIDE's entities and entry structure on
 // snippets copied from Debian's gcide.dict.dz (Webster 1913 and WordNet 1.5 entries), the
-// dictd index, WordNet glosses, gzip reading and missing-package errors.
+// dictd index, WordNet glosses, gzip reading, missing-package errors, and
+// (RegressionEnglishCorpus) the real export through the CLI and in process.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -355,6 +356,77 @@ TEST_F(EnglishCorpusFiles, MissingFilesNameTheDebianPackage) {
   err = error_of([&] { build_english_corpus(options, summary); });
   EXPECT_NE(err.find("data.noun"), std::string::npos) << err;
   EXPECT_NE(err.find("sudo apt-get install wordnet-base"), std::string::npos) << err;
+}
+
+// ---- the real export (diatheke + SWORD modules, dict-gcide, wordnet-base) ----
+
+TEST(RegressionEnglishCorpus, ExportCountsWordsAndIsDeterministic) {
+  const auto dir = test::fresh_temp_dir("english_corpus");
+  const auto r = test::run_cli("data english --out " + test::shell_quote(dir.string()));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::cout << r.out;
+  EXPECT_NE(r.out.find("gcide: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with count >= 5"), std::string::npos) << r.out;
+
+  // The same bytes again, in process.
+  EnglishCorpusSummary s;
+  const std::string text = build_english_corpus({}, s);
+  EXPECT_EQ(read_file((dir / "english.txt").string()), text);
+  EXPECT_EQ(s.fnv1a, fnv1a64(text));
+  EXPECT_LT(s.seconds, 30.0);
+
+  ASSERT_EQ(s.sources.size(), 4u);
+  EXPECT_EQ(s.sources[0].name, "bible-web");
+  EXPECT_GT(s.sources[0].lines, 30000u);
+  EXPECT_GT(s.sources[1].lines, 30000u);
+  EXPECT_GT(s.sources[2].words, 3000000u);  // GCIDE
+  EXPECT_GT(s.sources[3].lines, 110000u);   // WordNet's 117,659 synsets
+  EXPECT_GE(s.words, 6000000u);
+  EXPECT_LE(s.words, 9000000u);
+  EXPECT_GT(s.vocabulary_min5, 50000u);
+
+  size_t start = 0;
+  std::unordered_set<std::string> vocabulary;
+  std::unordered_set<std::string> lines;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    ASSERT_NE(end, std::string::npos);
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ASSERT_FALSE(line.empty());
+    ASSERT_NE(line.front(), ' ');
+    ASSERT_NE(line.back(), ' ');
+    ASSERT_EQ(line.find("  "), std::string::npos) << line;
+    for (const char c : line)
+      ASSERT_TRUE(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                  c == ' ' || c == '\'')
+          << line;
+    lines.insert(line);
+    std::istringstream words(line);
+    for (std::string w; words >> w;) vocabulary.insert(w);
+  }
+  for (const char* w : {"athens", "greece", "boy", "girl", "king", "queen", "man", "woman",
+                        "paris", "france", "brother", "sister", "walking", "walked", "tiger", "cat"})
+    EXPECT_TRUE(vocabulary.count(w)) << w;
+  EXPECT_TRUE(lines.count("in the beginning god created the heavens and the earth"));  // WEB
+  EXPECT_TRUE(lines.count("in the beginning god created the heaven and the earth"));    // KJV
+  EXPECT_TRUE(lines.count("boy a male child from birth to the age of puberty a lad hence a son"));
+  EXPECT_TRUE(lines.count("my only boy fell by the side of great dundee"));
+  fs::remove_all(dir);
+}
+
+TEST(RegressionEnglishCorpus, CliNamesThePackageOfAMissingFile) {
+  const auto dir = test::fresh_temp_dir("english_corpus_cli");
+  const auto r = test::run_cli("data english --out " + test::shell_quote((dir / "out").string()) +
+                               " --gcide-dir " + test::shell_quote((dir / "nowhere").string()));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("sudo apt-get install dict-gcide"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out" / "english.txt"));
+  const auto help = test::run_cli("data english --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("--gcide-dir"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("wordnet-base"), std::string::npos) << help.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace
