@@ -263,8 +263,8 @@ bool is_label_word(const std::string& w) {
 }
 
 // Drops parenthesised subject labels, capitalised words at least one of which is
-// abbreviated ("(Bot.)", "(Anc. Astron.)", "(Mar. Law)"), and sense letters ("(a)", "(2)");
-// other parentheses stay.
+// abbreviated ("(Bot.)", "(Anc. Astron.)", "(Mar. Law)"), sense letters ("(a)", "(2)") and
+// pronunciations ("(-d?k\"sh?n)"); other parentheses stay.
 std::string drop_paren_labels(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -273,7 +273,9 @@ std::string drop_paren_labels(const std::string& s) {
       if (e != npos && s[e] == ')') {
         const std::string inner = trim(s.substr(i + 1, e - i - 1));
         bool label = !inner.empty();
-        if (inner.size() <= 2) {
+        if (inner.find(' ') == npos && inner.find_first_of("?*\"`") != npos) {
+          // a pronunciation: "(-d?k\"sh?n)"
+        } else if (inner.size() <= 2) {
           label = label && std::all_of(inner.begin(), inner.end(), [](char c) { return is_alnum(c); });
         } else {
           bool abbreviated = false;
@@ -346,6 +348,32 @@ std::string drop_syllable_marks(const std::string& s) {
         is_alpha(s[i + 1]))
       continue;
     out += c;
+  }
+  return out;
+}
+
+// Drops the part of speech of run-on derivatives and senses: "-- n. A native",
+// "-- {Subscriptively}, adv.", "-- {Reintroduction}, n." (grammar abbreviations after
+// "--" or a {cross reference}, punctuation between them ignored).
+std::string drop_run_on_grammar(const std::string& s) {
+  static const std::array<const char*, 14> grammar = {
+      "n.", "a.", "adj.", "adv.", "v.", "t.", "i.", "pl.", "p.", "pr.", "imp.", "vb.", "prep.",
+      "conj."};
+  std::string out;
+  bool after_marker = false;
+  for (size_t p = 0; p < s.size();) {
+    while (p < s.size() && is_space(s[p])) ++p;
+    if (p >= s.size()) break;
+    const size_t e = token_end(s, p);
+    const std::string token = s.substr(p, e - p);
+    p = e;
+    const std::string bare = trim(token, ",;");
+    if (after_marker && (bare.empty() || std::any_of(grammar.begin(), grammar.end(),
+                                                     [&](const char* g) { return bare == g; })))
+      continue;
+    after_marker = token == "--" || (!bare.empty() && bare.back() == '}');
+    if (!out.empty()) out += ' ';
+    out += token;
   }
   return out;
 }
@@ -453,6 +481,17 @@ std::vector<std::string> gcide_entry_lines(const std::string& entry) {
       const size_t e = t.find('\\', pos + 1);
       pos = e == npos ? t.size() : e + 1;
     } else {
+      // Another headword whose pronunciation follows, after a group that stopped the loop
+      // above: "Relevance \\Rel"e*vance\\ (r?l"?*vans), Relevancy \\Rel"e*van*cy\\".
+      const size_t backslash = t.find('\\', pos);
+      if (backslash != npos && backslash < line_end(t, pos)) {
+        const std::string word = trim(t.substr(pos, backslash - pos), " \t,;");
+        if (!word.empty() && word.find_first_of("([{;.") == npos) {
+          headwords.push_back(word);
+          pos = backslash;
+          continue;
+        }
+      }
       size_t e = pos;
       while (e < t.size() && !is_space(t[e]) && std::strchr("([{\\", t[e]) == nullptr) ++e;
       const std::string w = trim(t.substr(pos, e - pos), ",;:");
@@ -489,7 +528,8 @@ std::vector<std::string> gcide_entry_lines(const std::string& entry) {
   const std::string head = headwords.empty() ? "" : normalize_words(headwords.front());
   std::vector<std::string> lines;
   for (const auto& p : paragraphs) {
-    const std::string text = drop_leading_markers(drop_paren_labels(drop_syllable_marks(p.text)));
+    const std::string text = drop_leading_markers(
+        drop_run_on_grammar(drop_paren_labels(drop_syllable_marks(p.text))));
     const std::string words = normalize_words(text);
     if (words.empty()) continue;
     const bool sub_entry = trim(text).rfind('{', 0) == 0;

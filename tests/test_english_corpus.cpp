@@ -200,7 +200,20 @@ TEST(GcideEntry, CitationsInsideALineAndKeptTextAfterASource) {
       "   [1913 Webster]\n";
   EXPECT_EQ(gcide_entry_lines(subscriptive),
             (Lines{"subscriptive of or pertaining to a subscription or signature the subscriptive "
-                   "part subscriptively adv"}));
+                   "part subscriptively"}));
+  const std::string reintroduce =
+      "Reintroduce \\Re*in`tro*duce\"\\ (r?*?n`tr?*d?s\"), v. t.\n"
+      "   To introduce again. -- {Re*in`tro*duc\"tion} (-d?k\"sh?n), n.\n"
+      "   [1913 Webster]\n";
+  EXPECT_EQ(gcide_entry_lines(reintroduce), (Lines{"reintroduce to introduce again reintroduction"}));
+  // A second headword after the first one's parenthesised pronunciation.
+  const std::string relevance =
+      "Relevance \\Rel\"e*vance\\ (r?l\"?*vans), Relevancy \\Rel\"e*van*cy\\\n"
+      "   (-van*s?), n.\n"
+      "   1. The quality or state of being relevant; pertinency.\n"
+      "      [1913 Webster]\n";
+  EXPECT_EQ(gcide_entry_lines(relevance),
+            (Lines{"relevance the quality or state of being relevant pertinency"}));
 }
 
 TEST(GcideEntry, HeaderRecordsLeadingJunkAndWordNetSynonyms) {
