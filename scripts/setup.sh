@@ -12,6 +12,7 @@ PACKAGES=(
   libsentencepiece-dev sentencepiece         # tokenization (+ spm_encode, used by a test)
   libboost-program-options-dev nlohmann-json3-dev libgtest-dev libcairo2-dev
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora
+  dict-gcide wordnet-base zlib1g-dev              # the English corpus (GCIDE is dictzip: read with zlib)
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
   time bc                                    # bench/: peak RSS (GNU time) and rates
 )

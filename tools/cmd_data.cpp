@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "datasets/bible.h"
+#include "datasets/english_corpus.h"
 #include "tools/command.h"
 #include "tools/options.h"
 
@@ -33,8 +34,53 @@ int run_data_bible(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_data_english(const std::vector<std::string>& args) {
+  const EnglishCorpusOptions defaults;
+  po::options_description desc(
+      "Writes DIR/english.txt, a general-English corpus for word vectors (about 7M words):\n"
+      "the World English and King James Bibles (SWORD modules via diatheke), the definitions\n"
+      "and quotations of the Collaborative International Dictionary of English (dict-gcide:\n"
+      "markup, pronunciations, etymologies, sources and citations stripped; each definition\n"
+      "prefixed with its headword) and WordNet 3.0's synset words and glosses (wordnet-base).\n"
+      "One verse, dictionary paragraph or synset per line; lowercase words (ASCII letters,\n"
+      "digits, apostrophes inside words; accents folded) separated by single spaces,\n"
+      "punctuation dropped. The same bytes on every run. Install the packages with\n"
+      "scripts/setup.sh (or: sudo apt-get install diatheke sword-text-web sword-text-kjv\n"
+      "dict-gcide wordnet-base).\n\nOptions");
+  desc.add_options()
+      ("out", po::value<std::string>()->required(),
+       "output folder (created if needed) for english.txt (required)")
+      ("gcide-dir", po::value<std::string>()->default_value(defaults.gcide_dir),
+       "folder holding gcide.dict.dz and gcide.index (package dict-gcide)")
+      ("wordnet-dir", po::value<std::string>()->default_value(defaults.wordnet_dir),
+       "folder holding WordNet's data.{noun,verb,adj,adv} (package wordnet-base)")
+      ("no-wordnet", po::bool_switch(), "leave the WordNet glosses out");
+  auto vm = parse_args(args, desc, "data english --out DIR");
+  if (!vm) return 0;
+  const std::string out = (*vm)["out"].as<std::string>();
+  EnglishCorpusOptions options;
+  options.gcide_dir = (*vm)["gcide-dir"].as<std::string>();
+  options.wordnet_dir = (*vm)["wordnet-dir"].as<std::string>();
+  options.wordnet = !(*vm)["no-wordnet"].as<bool>();
+  const EnglishCorpusSummary s = export_english_corpus(out, options);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", s.seconds);
+  for (const auto& src : s.sources)
+    std::cout << src.name << ": " << src.lines << " lines, " << src.words << " words\n";
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(s.fnv1a));
+  std::cout << "total: " << s.lines << " lines, " << s.words << " words, vocabulary "
+            << s.vocabulary << " (" << s.vocabulary_min5 << " with count >= 5)\n"
+            << "Wrote " << out << "/english.txt (fnv1a64 " << hash << ") in " << seconds
+            << " s\n";
+  return 0;
+}
+
 }  // namespace
 
+NLPZOO_REGISTER_COMMAND(data_english, "data english",
+                        "export a general-English corpus for word vectors (Bibles, GCIDE, WordNet)",
+                        run_data_english);
 NLPZOO_REGISTER_COMMAND(data_bible, "data bible",
                         "export Spanish-English Bible verse pairs and English text (SWORD)",
                         run_data_bible);
