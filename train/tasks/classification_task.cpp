@@ -10,6 +10,7 @@
 #include "datasets/word_vectors.h"
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
+#include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
 
@@ -148,29 +149,20 @@ std::vector<std::string> ClassificationTask::make_labels(const TaskContext& cont
 }
 
 Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskContext& context) {
-  // A checkpoint's own tokenizer wins: the model's rows are its pieces.
-  if (auto it = restored_.find("spm.model"); it != restored_.end()) return Tokenizer::from_serialized(it->second);
-  if (context.run_dir.empty()) throw UserError("no tokenizer: the checkpoint holds none");
-  const std::string prefix = context.run_dir + "/spm";
-  // A resumed run keeps its tokenizer; a new run makes its own (see TranslationTask).
-  if (context.resume) return Tokenizer::load(prefix + ".model");
+  const auto restored = restored_.find("spm.model");
   // SentencePiece reads files; it learns from the sentences as the model will see them.
   const std::string text_path = context.run_dir + "/spm.train.txt";
-  std::string text;
-  for (const auto& s : raw_.at(Split::kTrain).sentences) text += normalize_text(s, normalization_) + "\n";
-  atomic_write_text(text_path, text);
-  TokenizerTrainOptions options;
-  options.inputs = {text_path};
-  options.model_prefix = prefix;
-  options.vocab_size = config.get_int("vocab_size");
-  options.model_type = config.get("spm_model_type");
-  options.character_coverage = config.get_double("character_coverage");
-  options.hard_vocab_limit = false;  // vocab_size is an upper bound; the model follows the tokenizer
-  std::cout << "training SentencePiece (" << options.model_type << ", " << options.vocab_size << " pieces) on "
-            << raw_.at(Split::kTrain).path << std::endl;
-  Tokenizer::train(options);
-  fs::remove(text_path);
-  return Tokenizer::load(prefix + ".model");
+  auto tokenizer = run_tokenizer(
+      "spm",
+      [&] {
+        std::string text;
+        for (const auto& s : raw_.at(Split::kTrain).sentences) text += normalize_text(s, normalization_) + "\n";
+        atomic_write_text(text_path, text);
+        return std::vector<std::string>{text_path};
+      },
+      restored != restored_.end() ? restored->second : "", config.get_int("vocab_size"), config, context);
+  if (!context.run_dir.empty()) fs::remove(text_path);
+  return tokenizer;
 }
 
 void ClassificationTask::init_from_vectors(const std::string& path) {

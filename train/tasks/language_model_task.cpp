@@ -87,7 +87,9 @@ void LanguageModelTask::setup(Config& config, const TaskContext& context) {
 
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   const std::string lang = config.get("lang");
-  tokenizer_ = run_tokenizer({lang}, restored_spm_, config.get_int("vocab_size"), config, context);
+  tokenizer_ = run_tokenizer(
+      "spm." + lang, [&] { return training_files(context, {lang}, "training text for the tokenizer"); },
+      restored_spm_, config.get_int("vocab_size"), config, context);
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
   config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
   model_ = LanguageModel(language_model_options(config));

@@ -1,6 +1,7 @@
 #pragma once
 // The SentencePiece model of a run, shared by every task that reads text: which model a run
 // uses when it starts, resumes, or is rebuilt from a checkpoint alone.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,18 +11,24 @@
 
 namespace nlpzoo {
 
-/// The tokenizer of `langs` (one language, or several for one joint model named "joint") for a
-/// task being set up, in this order:
+/// The tokenizer <run_dir>/<stem>.model of a task being set up, in this order:
 ///   1. `checkpoint_bytes` (not empty): the model stored in the checkpoint being loaded; it wins
 ///      because the model's embedding rows are its pieces;
-///   2. context.resume: <run_dir>/spm.<name>.model, made when the run started;
-///   3. otherwise a new model trained on <data_dir>/train.<lang> (every lang) into <run_dir>/spm.<name>.model
-///      (config keys spm_model_type and character_coverage; `vocab_size` is an upper bound, so a
-///      small corpus gets fewer pieces), so a model left by an earlier failed start never
-///      stands in for the vocabulary this config asks for.
-/// Throws UserError with no checkpoint bytes and no run_dir, for a missing training file or
-/// model file (named), and for any SentencePiece training failure.
-Tokenizer run_tokenizer(const std::vector<std::string>& langs, const std::string& checkpoint_bytes, int64_t vocab_size,
-                        const Config& config, const TaskContext& context);
+///   2. context.resume: <run_dir>/<stem>.model, made when the run started;
+///   3. otherwise a new model trained on the files `training_inputs()` returns (called only
+///      here, so a task may write them first), with config keys spm_model_type and
+///      character_coverage; `vocab_size` is an upper bound, so a small corpus gets fewer
+///      pieces. A model left by an earlier failed start never stands in for the vocabulary
+///      this config asks for.
+/// Throws UserError with no checkpoint bytes and no run_dir, for a missing model file (named),
+/// and for any SentencePiece training failure (missing input file included).
+Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector<std::string>()>& training_inputs,
+                        const std::string& checkpoint_bytes, int64_t vocab_size, const Config& config,
+                        const TaskContext& context);
+
+/// <data_dir>/train.<lang> for every lang, each checked to exist (UserError naming the file
+/// and `what` it is for).
+std::vector<std::string> training_files(const TaskContext& context, const std::vector<std::string>& langs,
+                                        const std::string& what);
 
 }  // namespace nlpzoo

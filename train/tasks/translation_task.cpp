@@ -106,7 +106,10 @@ TransformerOptions transformer_options(const Config& c) {
 Tokenizer TranslationTask::tokenizer_for(const std::vector<std::string>& langs, const std::string& which,
                                          int64_t vocab_size, const Config& config, const TaskContext& context) {
   const auto restored = restored_.find("spm." + which + ".model");
-  return run_tokenizer(langs, restored != restored_.end() ? restored->second : "", vocab_size, config, context);
+  const std::string name = langs.size() == 1 ? langs[0] : "joint";
+  return run_tokenizer(
+      "spm." + name, [&] { return training_files(context, langs, "training text for the " + name + " tokenizer"); },
+      restored != restored_.end() ? restored->second : "", vocab_size, config, context);
 }
 
 void TranslationTask::setup(Config& config, const TaskContext& context) {
