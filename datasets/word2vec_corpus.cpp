@@ -1,6 +1,7 @@
 #include "datasets/word2vec_corpus.h"
 
 #include <cmath>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -123,6 +124,17 @@ void EncodedLines::add(const std::string& line, const WordVocabulary& vocab) {
     if (id >= 0) ids.push_back(id);
   });
   offsets.push_back(static_cast<int64_t>(ids.size()));
+}
+
+int64_t stride_permutation(int64_t index, int64_t n, uint64_t seed, uint64_t epoch) {
+  if (n <= 1) return index;
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 0x5eedu, static_cast<uint32_t>(epoch),
+                    static_cast<uint32_t>(epoch >> 32)};
+  std::mt19937_64 rng(seq);
+  int64_t a = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(n - 1));
+  while (std::gcd(a, n) != 1) a = a % (n - 1) + 1;  // reaches a = 1 at worst
+  const int64_t b = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+  return static_cast<int64_t>((static_cast<unsigned __int128>(a) * static_cast<uint64_t>(index) + b) % n);
 }
 
 void skip_gram_pairs(const std::vector<int32_t>& sentence, int64_t window, std::mt19937_64& rng,

@@ -90,6 +90,11 @@ void for_each_window(int64_t length, int64_t window, std::mt19937_64& rng, Visit
   }
 }
 
+/// Position `index` (in [0, n)) of a permutation of [0, n) drawn from (seed, epoch): the stride
+/// permutation (a * index + b) mod n, a in [1, n) coprime to n, b in [0, n). It spreads
+/// neighbouring indices far apart and needs no per-epoch table. Returns index when n <= 1.
+int64_t stride_permutation(int64_t index, int64_t n, uint64_t seed, uint64_t epoch);
+
 /// Skip-Gram (centre, context) pairs of one sentence of word ids with dynamic windows, in order
 /// of centre position, then context position; appended to `centre` and `context`.
 void skip_gram_pairs(const std::vector<int32_t>& sentence, int64_t window, std::mt19937_64& rng,

@@ -368,6 +368,24 @@ TEST(Word2VecWindows, DynamicWindowPairs) {
   EXPECT_TRUE(centre.empty());
 }
 
+TEST(Word2VecWindows, StridePermutationVisitsEveryBatchOnce) {
+  for (int64_t n : {1, 2, 7, 12, 26518}) {
+    std::set<std::pair<uint64_t, std::vector<int64_t>>> orders;
+    for (uint64_t epoch = 0; epoch < 4; ++epoch) {
+      std::vector<int64_t> order(n);
+      for (int64_t i = 0; i < n; ++i) order[i] = stride_permutation(i, n, 1234, epoch);
+      std::vector<int64_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i) << "n " << n << " epoch " << epoch;
+      orders.insert({0, order});
+      EXPECT_EQ(stride_permutation(3 % n, n, 1234, epoch), order[3 % n]);  // the same every call
+    }
+    if (n >= 12) {
+      EXPECT_GT(orders.size(), 1u) << n;  // epochs differ
+    }
+  }
+}
+
 TEST(Word2VecVocabulary, CountsSortedAndMinCount) {
   auto v = count_words({"b a c a", "  b\ta d\r", "a c"}, 2);
   EXPECT_EQ(v.words(), (std::vector<std::string>{"a", "b", "c"}));  // b and c tie at 2: byte order
