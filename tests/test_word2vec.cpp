@@ -282,6 +282,32 @@ TEST(Word2VecObjectives, GradientsMatchFiniteDifferences) {
     check_gradients(dense, targets, {}, &sparse);
   }
   {
+    // Averaged node gradients: the value is the same, each node row's gradient is the true one
+    // divided by the examples through that node (root: all 4; node 0: those of words 4 and 5).
+    SCOPED_TRACE("hs mean");
+    HierarchicalSoftmaxObjectiveImpl sum(counts, 3, true), mean(counts, 3, true, /*mean_node_gradient=*/true);
+    sum.to(torch::kDouble);
+    mean.to(torch::kDouble);
+    torch::manual_seed(5);
+    {
+      torch::NoGradGuard no_grad;
+      sum.node_vectors->weight.copy_(torch::randn({5, 3}, torch::kDouble));
+      mean.node_vectors->weight.copy_(sum.node_vectors->weight);
+    }
+    auto h = torch::randn({4, 3}, torch::kDouble);
+    auto ls = sum.loss(h, targets), lm = mean.loss(h, targets);
+    EXPECT_DOUBLE_EQ(ls.item<double>(), lm.item<double>());
+    ls.backward();
+    lm.backward();
+    auto through = torch::zeros({5}, torch::kDouble);
+    const auto paths = huffman_tree(counts);
+    for (int64_t t : {0, 3, 3, 5})
+      for (int64_t node : paths[t].nodes) through[node] += 1;
+    EXPECT_EQ(through[4].item<double>(), 4.0);  // the root
+    auto want = sum.node_vectors->weight.grad().to_dense() / through.clamp_min(1).unsqueeze(1);
+    EXPECT_LT(test::max_diff(mean.node_vectors->weight.grad().to_dense(), want), 1e-12);
+  }
+  {
     SCOPED_TRACE("softmax");
     SoftmaxObjectiveImpl softmax(6, 3);
     check_gradients(softmax, targets, {});

@@ -159,7 +159,8 @@ torch::Tensor NegativeSamplingObjectiveImpl::loss(const torch::Tensor& hidden, c
 }
 
 HierarchicalSoftmaxObjectiveImpl::HierarchicalSoftmaxObjectiveImpl(const std::vector<int64_t>& counts, int64_t dim,
-                                                                   bool sparse) {
+                                                                   bool sparse, bool mean_node_gradient)
+    : mean_node_gradient_(mean_node_gradient) {
   const auto paths = huffman_tree(counts);
   const int64_t V = static_cast<int64_t>(counts.size());
   size_t longest = 1;
@@ -183,7 +184,18 @@ torch::Tensor HierarchicalSoftmaxObjectiveImpl::loss(const torch::Tensor& hidden
   // Module::to(dtype) converts integer buffers too, so the ids are cast back.
   auto nodes = path_nodes.index_select(0, targets).to(torch::kLong);              // [N, L]
   auto signs = path_signs.index_select(0, targets).to(hidden.scalar_type());      // [N, L]
-  return binary_logistic_loss(node_vectors->forward(nodes), hidden, signs);       // rows [N, L, D]
+  auto rows = node_vectors->forward(nodes);                                       // [N, L, D]
+  if (mean_node_gradient_ && nodes.numel() > 0) {
+    // Examples through each node (padding excluded), then rows' = rows with gradient / count:
+    // the forward value is rows exactly, only the backward is scaled.
+    auto real = signs.ne(0);                                                      // [N, L]
+    auto through = torch::bincount(nodes.masked_select(real), {}, node_vectors->weight.size(0));  // [V-1]
+    auto scale = through.index_select(0, nodes.view(-1)).clamp_min(1).to(rows.scalar_type())
+                     .reciprocal().view({nodes.size(0), nodes.size(1), 1});       // [N, L, 1]
+    auto fixed = rows.detach();
+    rows = fixed + (rows - fixed) * scale;
+  }
+  return binary_logistic_loss(rows, hidden, signs);
 }
 
 // ---- the model ----
@@ -205,7 +217,7 @@ Word2VecImpl::Word2VecImpl(const Word2VecOptions& o, const std::vector<int64_t>&
           NoiseSampler(counts, o.ns_exponent(), std::max<int64_t>(o.vocab_size(), 10'000'000)));
       break;
     case Word2VecObjective::kHierarchicalSoftmax:
-      objective = std::make_shared<HierarchicalSoftmaxObjectiveImpl>(counts, o.dim(), o.sparse());
+      objective = std::make_shared<HierarchicalSoftmaxObjectiveImpl>(counts, o.dim(), o.sparse(), o.hs_mean_node_gradient());
       break;
   }
   register_module("objective", objective);

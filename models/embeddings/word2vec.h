@@ -84,6 +84,9 @@ struct Word2VecOptions {
   TORCH_ARG(int64_t, negative) = 5;
   /// Negative sampling: P_n(w) ∝ count(w)^ns_exponent (2013b: 0.75).
   TORCH_ARG(double, ns_exponent) = 0.75;
+  /// Hierarchical softmax: average, not sum, each inner node's gradient over the examples of a
+  /// batch that pass through it (see HierarchicalSoftmaxObjectiveImpl).
+  TORCH_ARG(bool, hs_mean_node_gradient) = true;
 };
 
 /// The output layer of word2vec: a strategy (softmax, negative sampling, hierarchical softmax).
@@ -124,16 +127,29 @@ class NegativeSamplingObjectiveImpl : public Word2VecObjectiveImpl {
 
 /// Hierarchical softmax: θ is "node_vectors.weight" [max(V-1, 1), D], one row per inner node of
 /// the Huffman tree; paths are padded to the longest code with a mask, so a batch is one bmm.
+///
+/// With `mean_node_gradient`, the gradient reaching each inner node's row is divided by the
+/// number of examples of the call whose path passes through it (the loss's value is unchanged).
+/// Why: the root lies on every path and the nodes below it on large shares of them, so a batch
+/// of examples computed from the same parameters would move them by the sum of hundreds of
+/// coherent gradients at once, where word2vec.c's sequential updates see each step's effect;
+/// Skip-Gram on the English corpus then does not learn (loss per word 30.7 -> 30.2 in 2 minutes).
+/// With the mean, a node moves at most one example's step per batch, a deep node (few paths)
+/// nearly as with the sum.
 class HierarchicalSoftmaxObjectiveImpl : public Word2VecObjectiveImpl {
  public:
   /// `counts`: as huffman_tree (V = counts.size()).
-  HierarchicalSoftmaxObjectiveImpl(const std::vector<int64_t>& counts, int64_t dim, bool sparse);
+  HierarchicalSoftmaxObjectiveImpl(const std::vector<int64_t>& counts, int64_t dim, bool sparse,
+                                   bool mean_node_gradient = false);
   torch::Tensor loss(const torch::Tensor& hidden, const torch::Tensor& targets,
                      const torch::Tensor& negatives = {}) override;
   torch::nn::Embedding node_vectors{nullptr};
   /// Buffers: "path_nodes" [V, L] int64 (0 past a path's end), "path_signs" [V, L] float
   /// (+1 for code 0, -1 for code 1, 0 past the end: the mask).
   torch::Tensor path_nodes, path_signs;
+
+ private:
+  bool mean_node_gradient_;
 };
 
 /// Skip-Gram or CBOW with one objective. Parameters: "input_vectors.weight" [V, D] and the
