@@ -661,6 +661,12 @@ TEST_F(Word2VecData, BadInputNamesTheFileOrKey) {
     auto err = test::user_error_of([&] { t.setup(bad, {(root_ / "none").string(), "", {Split::kTrain}, false}); });
     EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << key << ": " << err;
   }
+  for (const char* key : {"momentum", "weight_decay"}) {
+    Config sgd = w2v_config({std::string("--") + key + "=0.9"});
+    Word2VecTask t;
+    auto err = test::user_error_of([&] { t.setup(sgd, context("r")); });
+    EXPECT_NE(err.find(std::string("'") + key + "'"), std::string::npos) << err;
+  }
   {
     Config adam = w2v_config({"--optimizer", "adam"});
     Word2VecTask t;

@@ -90,6 +90,12 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   if (options.sparse() && config.get("optimizer") != "sgd")
     throw UserError("config key 'sparse': sparse gradients need optimizer = sgd (Adam's moments are dense), got optimizer = " +
                     config.get("optimizer") + "; set sparse = false or optimizer = sgd");
+  // LibTorch's SGD adds weight decay as sparse + dense (unsupported) and would grow a sparse
+  // momentum buffer by every step's rows.
+  for (const char* key : {"weight_decay", "momentum"})
+    if (options.sparse() && config.get_double(key) != 0)
+      throw UserError(std::string("config key '") + key + "': sparse gradients need " + key + " = 0, got " +
+                      config.get(key) + "; set sparse = false to use it");
   const bool fill_decay = config.get("lr_schedule") == "linear_decay" && config.get_int("decay_steps") == 0;
   if (fill_decay && context.splits.count(Split::kTrain) && config.get_int("max_epochs") <= 0 && config.get_int("max_steps") <= 0)
     throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
