@@ -11,11 +11,13 @@ ConfigSchema lr_schedule_schema() {
   ConfigSchema s;
   s.add("lr", "0.001", "peak learning rate (for noam: a multiplier of d_model^-0.5)")
       .add("lr_schedule", "constant", "learning-rate schedule",
-           {"constant", "linear_warmup", "inverse_sqrt", "noam", "plateau"})
+           {"constant", "linear_warmup", "inverse_sqrt", "noam", "plateau", "linear_decay"})
       .add("warmup_steps", "0", "updates of linear warmup from 0 to lr")
       .add("plateau_factor", "0.5", "plateau: multiply lr by this when valid loss stops improving")
       .add("plateau_patience", "1", "plateau: validations without improvement before decaying")
-      .add("min_lr", "1e-6", "plateau: lower bound of the learning rate");
+      .add("min_lr", "1e-6", "plateau, linear_decay: lower bound of the learning rate")
+      .add("decay_steps", "0", "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); "
+                               "0 = the whole run, filled in by tasks that know it (word2vec)");
   return s;
 }
 
@@ -26,6 +28,7 @@ LrScheduleOptions lr_schedule_options(const Config& c) {
            : kind == "inverse_sqrt" ? LrScheduleKind::kInverseSqrt
            : kind == "noam"         ? LrScheduleKind::kNoam
            : kind == "plateau"      ? LrScheduleKind::kPlateau
+           : kind == "linear_decay" ? LrScheduleKind::kLinearDecay
                                     : LrScheduleKind::kConstant;
   o.lr = c.get_double("lr");
   o.warmup_steps = c.get_int("warmup_steps");
@@ -33,8 +36,12 @@ LrScheduleOptions lr_schedule_options(const Config& c) {
   o.plateau_factor = c.get_double("plateau_factor");
   o.plateau_patience = c.get_int("plateau_patience");
   o.min_lr = c.get_double("min_lr");
+  o.decay_steps = c.get_int("decay_steps");
   if (o.kind == LrScheduleKind::kNoam && o.warmup_steps <= 0)
     throw UserError("config key 'warmup_steps': the noam schedule needs warmup_steps > 0");
+  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0)
+    throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (this task does not "
+                    "fill it in; set it to the run's number of updates)");
   return o;
 }
 
@@ -56,6 +63,9 @@ double LrSchedule::lr_at(int64_t step) const {
       lr = o.lr * std::pow(static_cast<double>(o.d_model), -0.5) *
            std::min(std::pow(s, -0.5), s * std::pow(static_cast<double>(o.warmup_steps), -1.5));
       break;
+    case LrScheduleKind::kLinearDecay:
+      lr = o.lr * w * std::max(0.0, 1.0 - (s - 1) / static_cast<double>(std::max<int64_t>(o.decay_steps, 1)));
+      return std::max(lr * scale_, o.min_lr);
   }
   return std::max(lr * scale_, o.kind == LrScheduleKind::kPlateau ? std::min(o.min_lr, lr) : 0.0);
 }

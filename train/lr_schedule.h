@@ -10,7 +10,7 @@
 
 namespace nlpzoo {
 
-enum class LrScheduleKind { kConstant, kLinearWarmup, kInverseSqrt, kNoam, kPlateau };
+enum class LrScheduleKind { kConstant, kLinearWarmup, kInverseSqrt, kNoam, kPlateau, kLinearDecay };
 
 struct LrScheduleOptions {
   LrScheduleKind kind = LrScheduleKind::kConstant;
@@ -19,7 +19,8 @@ struct LrScheduleOptions {
   int64_t d_model = 512;        // noam only
   double plateau_factor = 0.5;  // plateau: multiply the rate by this ...
   int64_t plateau_patience = 1; // ... after this many validations without improvement
-  double min_lr = 1e-6;         // plateau never goes below this
+  double min_lr = 1e-6;         // plateau and linear_decay never go below this
+  int64_t decay_steps = 0;      // linear_decay: updates over which the rate falls from lr to 0
 };
 
 /// The schedule's keys (lr, lr_schedule, warmup_steps, ...) for the trainer's ConfigSchema.
@@ -37,6 +38,8 @@ class LrSchedule {
   ///   inverse_sqrt       lr * w(step) * sqrt(max(warmup_steps,1) / max(step, warmup_steps)) (fairseq)
   ///   noam               lr * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5) (Vaswani et al. 2017, eq. 3)
   ///   plateau            lr * w(step) * factor^k after k reductions
+  ///   linear_decay       max(min_lr, lr * w(step) * (1 - (step - 1) / decay_steps)) (word2vec.c's
+  ///                      alpha = starting_alpha * max(1e-4, 1 - words_done / words_total))
   double lr_at(int64_t step) const;
 
   /// Plateau decay (any kind): called with each validation loss.

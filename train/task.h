@@ -60,6 +60,13 @@ class Task {
   /// Summed loss of a batch already on the model's device.
   virtual LossOutput loss(const Batch& batch) = 0;
 
+  /// How the Trainer turns the summed loss's gradient into an update. kMean (the default)
+  /// divides it by the update's num_tokens, a per-token mean. kSum steps with the sum itself,
+  /// as per-example SGD does: word2vec applies the full rate to every pair's gradient
+  /// (Mikolov et al. 2013), so its rate (0.025) means the same for any batch size.
+  enum class GradientReduction { kMean, kSum };
+  virtual GradientReduction gradient_reduction() const { return GradientReduction::kMean; }
+
   /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
   /// checkpoint alone can rebuild and use its model. restore_artifacts is called before setup
   /// when a checkpoint rebuilds its model (load_run), and after setup when the Trainer resumes.

@@ -58,8 +58,24 @@ torch::Device parse_device(const std::string& name) {
 }
 
 double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
-  // LibTorch's clip_grad_norm_ never scales up, so an infinite threshold only measures.
-  return torch::nn::utils::clip_grad_norm_(params, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
+  // Sparse gradients (embeddings with sparse(true)) may list a row several times; the norm is
+  // that of the summed rows, so they are coalesced first (in place: the optimizer then adds
+  // each row once). LibTorch's clip_grad_norm_ is not used because of them.
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params) {
+    if (!p.grad().defined()) continue;
+    if (p.grad().is_sparse() && !p.grad().is_coalesced()) p.mutable_grad() = p.grad().coalesce();
+    grads.push_back(p.grad());
+  }
+  if (grads.empty()) return 0.0;
+  std::vector<torch::Tensor> squares;
+  for (const auto& g : grads) squares.push_back((g.is_sparse() ? g._values() : g).pow(2).sum().to(torch::kDouble));
+  const double norm = std::sqrt(torch::stack(squares).sum().item<double>());
+  // As torch.nn.utils.clip_grad_norm_: scale by min(1, max_norm / (norm + 1e-6)).
+  const double scale = max_norm / (norm + 1e-6);
+  if (max_norm > 0 && scale < 1.0)
+    for (auto& g : grads) (g.is_sparse() ? g._values() : g).mul_(scale);
+  return norm;
 }
 
 double SplitLoss::perplexity() const { return std::exp(std::min(loss, 100.0)); }
@@ -300,6 +316,10 @@ int Trainer::train(bool resume) {
       break;
     }
     // One update: accumulate `update_freq` batches, then normalise by all their tokens.
+    // Sparse gradients are dropped rather than zeroed: backward then keeps its own sparse
+    // gradient instead of appending every row to an emptied one (a copy per update).
+    for (auto& p : model_->parameters())
+      if (p.grad().defined() && p.grad().is_sparse()) p.mutable_grad() = torch::Tensor();
     optimizer_->zero_grad();
     double loss_sum = 0;
     int64_t tokens = 0;
@@ -318,8 +338,9 @@ int Trainer::train(bool resume) {
       tokens += out.num_tokens;
     }
     if (tokens == 0) break;
-    for (auto& p : model_->parameters())
-      if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
+    if (task_.gradient_reduction() == Task::GradientReduction::kMean)
+      for (auto& p : model_->parameters())
+        if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
     const double grad_norm = clip_gradients(model_->parameters(), clip_norm);
     ++t.step;
     t.lr = schedule_->lr_at(t.step);

@@ -6,6 +6,7 @@
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/translation_task.h"
+#include "train/tasks/word2vec_task.h"
 #include "train/trainer.h"
 
 namespace nlpzoo {
@@ -23,6 +24,7 @@ const std::vector<Entry>& entries() {
       {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
       {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
       {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
+      {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
   };
   return e;
 }

@@ -1,0 +1,727 @@
+// word2vec: the Huffman tree, subsampling, the noise distribution, the three objectives
+// (hand-computed values and finite-difference gradients), dynamic windows, the task's
+// batches, training on a tiny corpus, sparse gradients through the Trainer, checkpoints,
+// bad input, and (Regression) the CLI on a small text.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <queue>
+#include <random>
+#include <set>
+
+#include "datasets/io.h"
+#include "datasets/word2vec_corpus.h"
+#include "models/embeddings/word2vec.h"
+#include "tests/test_util.h"
+#include "train/checkpoint.h"
+#include "train/lr_schedule.h"
+#include "train/tasks/registry.h"
+#include "train/tasks/word2vec_task.h"
+#include "train/trainer.h"
+
+using namespace nlpzoo;
+namespace fs = std::filesystem;
+
+namespace {
+
+double log_sigmoid(double x) { return -std::log1p(std::exp(-x)); }
+
+}  // namespace
+
+// ---- the Huffman tree ----
+
+// Hand-run of word2vec.c's CreateBinaryTree on counts {5, 4, 3, 2, 1}: inner nodes
+// 5 = {4, 3} (3), 6 = {5, 2} (6; the inner node 5 wins the tie 3 = 3), 7 = {1, 0} (9),
+// 8 = {6, 7} (15, the root); the second-smallest of each merge gets bit 1. Inner node ids are
+// node - V, so the root is 3.
+TEST(Word2VecHuffman, KnownCodesForFiveWords) {
+  const auto paths = huffman_tree({5, 4, 3, 2, 1});
+  ASSERT_EQ(paths.size(), 5u);
+  const std::vector<std::vector<uint8_t>> codes = {{1, 1}, {1, 0}, {0, 1}, {0, 0, 1}, {0, 0, 0}};
+  const std::vector<std::vector<int64_t>> nodes = {{3, 2}, {3, 2}, {3, 1}, {3, 1, 0}, {3, 1, 0}};
+  for (size_t w = 0; w < 5; ++w) {
+    EXPECT_EQ(paths[w].code, codes[w]) << "word " << w;
+    EXPECT_EQ(paths[w].nodes, nodes[w]) << "word " << w;
+  }
+  EXPECT_TRUE(huffman_tree({7})[0].nodes.empty());
+  const auto two = huffman_tree({3, 3});
+  EXPECT_EQ(two[0].code, (std::vector<uint8_t>{1}));
+  EXPECT_EQ(two[1].code, (std::vector<uint8_t>{0}));
+}
+
+// Any Huffman tree has the optimal weighted path length Σ count·len, which equals the sum of
+// the merged weights of the textbook priority-queue construction; and its codes are a
+// complete prefix code (Kraft: Σ 2^-len = 1), frequent words never deeper than rare ones.
+TEST(Word2VecHuffman, OptimalAndPrefixFreeOnRandomCounts) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int64_t> counts(2 + rng() % 60);
+    for (auto& c : counts) c = 1 + rng() % 1000;
+    std::sort(counts.rbegin(), counts.rend());
+    const auto paths = huffman_tree(counts);
+    int64_t weighted = 0;
+    double kraft = 0;
+    std::set<std::vector<uint8_t>> distinct;
+    for (size_t w = 0; w < counts.size(); ++w) {
+      weighted += counts[w] * static_cast<int64_t>(paths[w].code.size());
+      kraft += std::ldexp(1.0, -static_cast<int>(paths[w].code.size()));
+      distinct.insert(paths[w].code);
+      ASSERT_EQ(paths[w].nodes.size(), paths[w].code.size());
+      EXPECT_EQ(paths[w].nodes.front(), static_cast<int64_t>(counts.size()) - 2);  // the root
+      if (w > 0) {
+        EXPECT_GE(paths[w].code.size(), paths[w - 1].code.size());
+      }
+    }
+    std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> q(counts.begin(), counts.end());
+    int64_t optimal = 0;
+    while (q.size() > 1) {
+      const int64_t a = q.top();
+      q.pop();
+      const int64_t b = q.top();
+      q.pop();
+      optimal += a + b;
+      q.push(a + b);
+    }
+    EXPECT_EQ(weighted, optimal) << "trial " << trial;
+    EXPECT_NEAR(kraft, 1.0, 1e-12);
+    EXPECT_EQ(distinct.size(), counts.size());
+  }
+}
+
+TEST(Word2VecHuffman, RejectsBadCounts) {
+  EXPECT_THROW(huffman_tree({}), std::invalid_argument);
+  EXPECT_THROW(huffman_tree({3, 0}), std::invalid_argument);
+  EXPECT_THROW(huffman_tree({1, 2}), std::invalid_argument);
+}
+
+// ---- subsampling and noise ----
+
+TEST(Word2VecSubsampling, KeepProbabilityByHand) {
+  // sample 1e-3 of 1e6 words: t = 1000; keep(f) = min(1, (sqrt(f/t) + 1) t/f).
+  EXPECT_DOUBLE_EQ(keep_probability(4000, 1'000'000, 1e-3), 0.75);         // (2 + 1) / 4
+  EXPECT_DOUBLE_EQ(keep_probability(9000, 1'000'000, 1e-3), 4.0 / 9.0);    // (3 + 1) / 9
+  EXPECT_NEAR(keep_probability(250'000, 1'000'000, 1e-3), 0.0672455532, 1e-10);  // (sqrt(250) + 1) / 250
+  EXPECT_NEAR(keep_probability(250'000, 1'000'000, 1e-3), (std::sqrt(250.0) + 1) / 250, 1e-15);
+  EXPECT_DOUBLE_EQ(keep_probability(1000, 1'000'000, 1e-3), 1.0);          // (1 + 1) * 1 = 2, capped
+  EXPECT_DOUBLE_EQ(keep_probability(10, 1'000'000, 1e-3), 1.0);
+  EXPECT_DOUBLE_EQ(keep_probability(900'000, 1'000'000, 0.0), 1.0);        // sample 0: no subsampling
+}
+
+TEST(Word2VecNoise, UnigramToTheThreeQuarters) {
+  // 81^0.75 = 27, 16^0.75 = 8, 1^0.75 = 1: P_n = {27, 8, 1} / 36.
+  auto p = noise_distribution({81, 16, 1});
+  ASSERT_EQ(p.scalar_type(), torch::kDouble);
+  EXPECT_NEAR(p[0].item<double>(), 27.0 / 36, 1e-12);
+  EXPECT_NEAR(p[1].item<double>(), 8.0 / 36, 1e-12);
+  EXPECT_NEAR(p[2].item<double>(), 1.0 / 36, 1e-12);
+  auto uniform = noise_distribution({81, 16, 1}, 0.0);
+  EXPECT_NEAR(uniform[2].item<double>(), 1.0 / 3, 1e-12);
+
+  // The table gives each word its share of slots (to within a slot or two).
+  NoiseSampler sampler({81, 16, 1}, 0.75, 3600);
+  std::vector<int64_t> slots(3, 0);
+  for (int32_t w : sampler.table()) ++slots.at(w);
+  EXPECT_NEAR(slots[0], 2700, 2);
+  EXPECT_NEAR(slots[1], 800, 2);
+  EXPECT_NEAR(slots[2], 100, 2);
+  // Draws follow the table; the same generator state gives the same draws.
+  std::mt19937_64 a(5), b(5);
+  auto draws = sampler.sample(20000, 3, a);
+  EXPECT_EQ(draws.sizes(), (std::vector<int64_t>{20000, 3}));
+  EXPECT_TRUE(torch::equal(draws, sampler.sample(20000, 3, b)));
+  EXPECT_NEAR(draws.eq(1).to(torch::kDouble).mean().item<double>(), 8.0 / 36, 0.01);
+  EXPECT_THROW(noise_distribution({}), std::invalid_argument);
+}
+
+// ---- objectives: values by hand ----
+
+namespace {
+
+// hidden h = [1, 2] (N = 1, D = 2).
+torch::Tensor one_hidden() { return torch::tensor({{1.0, 2.0}}, torch::kDouble); }
+
+}  // namespace
+
+TEST(Word2VecObjectives, NegativeSamplingByHand) {
+  NegativeSamplingObjectiveImpl ns(4, 2, /*sparse=*/false, 2, NoiseSampler({4, 3, 2, 1}, 0.75, 100));
+  ns.to(torch::kDouble);
+  torch::NoGradGuard no_grad;
+  ns.output_vectors->weight.copy_(torch::tensor({{0.5, 0.0}, {0.0, -1.0}, {1.0, 1.0}, {-0.5, 0.25}}, torch::kDouble));
+  // target 2, noise {1, 3}: -log σ(θ2·h) - log σ(-θ1·h) - log σ(-θ3·h); θ·h = 3, -2, 0.
+  auto l = ns.loss(one_hidden(), torch::tensor({2}, torch::kLong), torch::tensor({{1, 3}}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), -(log_sigmoid(3) + log_sigmoid(2) + log_sigmoid(0)), 1e-12);
+  // A noise word equal to the target is skipped (word2vec.c, gensim).
+  l = ns.loss(one_hidden(), torch::tensor({2}, torch::kLong), torch::tensor({{2, 1}}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), -(log_sigmoid(3) + log_sigmoid(2)), 1e-12);
+  // Two examples sum; no examples give 0.
+  auto h2 = torch::tensor({{1.0, 2.0}, {0.0, 1.0}}, torch::kDouble);
+  l = ns.loss(h2, torch::tensor({2, 0}, torch::kLong), torch::tensor({{1, 3}, {1, 1}}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), -(log_sigmoid(3) + log_sigmoid(2) + log_sigmoid(0)) - (log_sigmoid(0) + 2 * log_sigmoid(1)),
+              1e-12);
+  EXPECT_EQ(ns.loss(torch::zeros({0, 2}, torch::kDouble), torch::zeros({0}, torch::kLong),
+                    torch::zeros({0, 2}, torch::kLong)).item<double>(), 0.0);
+  // Without given negatives it draws K = 2 per example itself.
+  EXPECT_TRUE(std::isfinite(ns.loss(h2, torch::tensor({2, 0}, torch::kLong)).item<double>()));
+}
+
+TEST(Word2VecObjectives, HierarchicalSoftmaxByHand) {
+  // counts {5,4,3,2,1}: word 3's path is nodes {3, 1, 0} with code {0, 0, 1}.
+  HierarchicalSoftmaxObjectiveImpl hs({5, 4, 3, 2, 1}, 2, /*sparse=*/false);
+  hs.to(torch::kDouble);
+  EXPECT_EQ(hs.path_nodes.sizes(), (std::vector<int64_t>{5, 3}));
+  torch::NoGradGuard no_grad;
+  hs.node_vectors->weight.copy_(torch::tensor({{1.0, 0.0}, {0.0, 0.5}, {2.0, 2.0}, {-1.0, 1.0}}, torch::kDouble));
+  // θ·h with h = [1, 2]: node 0 -> 1, node 1 -> 1, node 2 -> 6, node 3 -> 1.
+  auto l = hs.loss(one_hidden(), torch::tensor({3}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), -(log_sigmoid(1) + log_sigmoid(1) + log_sigmoid(-1)), 1e-12);
+  // word 0: nodes {3, 2}, code {1, 1}: -log σ(-1) - log σ(-6).
+  l = hs.loss(one_hidden(), torch::tensor({0}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), -(log_sigmoid(-1) + log_sigmoid(-6)), 1e-12);
+  // The leaf probabilities of a Huffman tree sum to 1 for any h.
+  double total = 0;
+  for (int64_t w = 0; w < 5; ++w) total += std::exp(-hs.loss(one_hidden(), torch::tensor({w}, torch::kLong)).item<double>());
+  EXPECT_NEAR(total, 1.0, 1e-12);
+}
+
+TEST(Word2VecObjectives, SoftmaxByHand) {
+  SoftmaxObjectiveImpl sm(3, 2);
+  sm.to(torch::kDouble);
+  torch::NoGradGuard no_grad;
+  sm.output_vectors->weight.copy_(torch::tensor({{1.0, 0.0}, {0.0, 1.0}, {-1.0, 0.0}}, torch::kDouble));
+  // logits θ·h = {1, 2, -1}; -log P(target 0) = log(e + e^2 + e^-1) - 1.
+  auto l = sm.loss(one_hidden(), torch::tensor({0}, torch::kLong));
+  EXPECT_NEAR(l.item<double>(), std::log(std::exp(1.0) + std::exp(2.0) + std::exp(-1.0)) - 1.0, 1e-12);
+}
+
+// ---- objectives: gradients against central differences, in double precision ----
+
+namespace {
+
+// Checks d loss / d hidden and d loss / d (every output parameter) of `objective` at random
+// points. `sparse_twin`, if given, is the same objective with sparse gradients: its gradient
+// must equal the dense one.
+void check_gradients(Word2VecObjectiveImpl& objective, const torch::Tensor& targets, const torch::Tensor& negatives,
+                     Word2VecObjectiveImpl* sparse_twin = nullptr) {
+  torch::manual_seed(3);
+  objective.to(torch::kDouble);
+  auto params = objective.parameters();
+  ASSERT_EQ(params.size(), 1u);
+  auto& weight = params[0];
+  {
+    torch::NoGradGuard no_grad;
+    weight.copy_(torch::randn_like(weight) * 0.7);
+  }
+  auto hidden = (torch::randn({targets.size(0), weight.size(1)}, torch::kDouble) * 0.7).requires_grad_(true);
+  objective.zero_grad();
+  auto loss = objective.loss(hidden, targets, negatives);
+  loss.backward();
+  const auto grad_h = hidden.grad().clone();
+  const auto grad_w = weight.grad().is_sparse() ? weight.grad().to_dense() : weight.grad().clone();
+  const double eps = 1e-6;
+  auto f = [&] {
+    torch::NoGradGuard no_grad;
+    return objective.loss(hidden, targets, negatives).item<double>();
+  };
+  for (int64_t i = 0; i < hidden.numel(); ++i) {
+    auto flat = hidden.detach().view(-1);
+    const double x = flat[i].item<double>();
+    flat[i] = x + eps;
+    const double up = f();
+    flat[i] = x - eps;
+    const double down = f();
+    flat[i] = x;
+    EXPECT_NEAR(grad_h.view(-1)[i].item<double>(), (up - down) / (2 * eps), 1e-6) << "hidden " << i;
+  }
+  for (int64_t i = 0; i < weight.numel(); ++i) {
+    auto flat = weight.detach().view(-1);
+    const double x = flat[i].item<double>();
+    flat[i] = x + eps;
+    const double up = f();
+    flat[i] = x - eps;
+    const double down = f();
+    flat[i] = x;
+    EXPECT_NEAR(grad_w.view(-1)[i].item<double>(), (up - down) / (2 * eps), 1e-6) << "weight " << i;
+  }
+  if (sparse_twin != nullptr) {
+    sparse_twin->to(torch::kDouble);
+    auto twin_weight = sparse_twin->parameters()[0];
+    {
+      torch::NoGradGuard no_grad;
+      twin_weight.copy_(weight);
+    }
+    sparse_twin->zero_grad();
+    auto h = hidden.detach().clone().requires_grad_(true);
+    sparse_twin->loss(h, targets, negatives).backward();
+    ASSERT_TRUE(twin_weight.grad().is_sparse());
+    EXPECT_LT(test::max_diff(twin_weight.grad().to_dense(), grad_w), 1e-12);
+    EXPECT_LT(test::max_diff(h.grad(), grad_h), 1e-12);
+  }
+}
+
+}  // namespace
+
+TEST(Word2VecObjectives, GradientsMatchFiniteDifferences) {
+  // Repeated targets and noise words check that the rows' gradients add up.
+  const auto targets = torch::tensor({0, 3, 3, 5}, torch::kLong);
+  const auto negatives = torch::tensor({{1, 2, 5}, {0, 0, 4}, {3, 1, 2}, {5, 5, 1}}, torch::kLong);
+  const std::vector<int64_t> counts = {9, 7, 5, 4, 2, 1};
+  {
+    SCOPED_TRACE("ns");
+    NegativeSamplingObjectiveImpl dense(6, 3, false, 3, NoiseSampler(counts, 0.75, 100));
+    NegativeSamplingObjectiveImpl sparse(6, 3, true, 3, NoiseSampler(counts, 0.75, 100));
+    check_gradients(dense, targets, negatives, &sparse);
+  }
+  {
+    SCOPED_TRACE("hs");
+    HierarchicalSoftmaxObjectiveImpl dense(counts, 3, false), sparse(counts, 3, true);
+    check_gradients(dense, targets, {}, &sparse);
+  }
+  {
+    // Averaged node gradients: the value is the same, each node row's gradient is the true one
+    // divided by the examples through that node (root: all 4; node 0: those of words 4 and 5).
+    SCOPED_TRACE("hs mean");
+    HierarchicalSoftmaxObjectiveImpl sum(counts, 3, true), mean(counts, 3, true, /*mean_node_gradient=*/true);
+    sum.to(torch::kDouble);
+    mean.to(torch::kDouble);
+    torch::manual_seed(5);
+    {
+      torch::NoGradGuard no_grad;
+      sum.node_vectors->weight.copy_(torch::randn({5, 3}, torch::kDouble));
+      mean.node_vectors->weight.copy_(sum.node_vectors->weight);
+    }
+    auto h = torch::randn({4, 3}, torch::kDouble);
+    auto ls = sum.loss(h, targets), lm = mean.loss(h, targets);
+    EXPECT_DOUBLE_EQ(ls.item<double>(), lm.item<double>());
+    ls.backward();
+    lm.backward();
+    auto through = torch::zeros({5}, torch::kDouble);
+    const auto paths = huffman_tree(counts);
+    for (int64_t t : {0, 3, 3, 5})
+      for (int64_t node : paths[t].nodes) through[node] += 1;
+    EXPECT_EQ(through[4].item<double>(), 4.0);  // the root
+    auto want = sum.node_vectors->weight.grad().to_dense() / through.clamp_min(1).unsqueeze(1);
+    EXPECT_LT(test::max_diff(mean.node_vectors->weight.grad().to_dense(), want), 1e-12);
+  }
+  {
+    SCOPED_TRACE("softmax");
+    SoftmaxObjectiveImpl softmax(6, 3);
+    check_gradients(softmax, targets, {});
+  }
+}
+
+// CBOW's hidden vector is the mean of the context's input vectors; Skip-Gram's the centre's.
+TEST(Word2VecModel, HiddenVectorsOfSkipGramAndCbow) {
+  torch::manual_seed(4);
+  const std::vector<int64_t> counts = {5, 4, 3, 2, 1};
+  Word2Vec cbow(Word2VecOptions(5, 4).model(Word2VecModel::kCbow).objective(Word2VecObjective::kHierarchicalSoftmax), counts);
+  // Initialisation as word2vec.c: v in [-0.5/D, 0.5/D], output parameters zero.
+  EXPECT_LE(cbow->input_vectors->weight.abs().max().item<double>(), 0.5 / 4);
+  EXPECT_EQ(cbow->objective->parameters()[0].abs().sum().item<double>(), 0.0);
+  cbow->to(torch::kDouble);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : cbow->parameters()) p.copy_(torch::randn_like(p));
+  }
+  auto& hs = static_cast<HierarchicalSoftmaxObjectiveImpl&>(*cbow->objective);
+  auto v = cbow->input_vectors->weight;
+  // Two examples: context {1, 2, 4} -> centre 0, context {3} -> centre 2.
+  auto l = cbow->cbow_loss(torch::tensor({1, 2, 4, 3}, torch::kLong), torch::tensor({0, 3}, torch::kLong),
+                           torch::tensor({0, 2}, torch::kLong));
+  auto h = torch::stack({(v[1] + v[2] + v[4]) / 3, v[3]});
+  EXPECT_NEAR(l.item<double>(), hs.loss(h, torch::tensor({0, 2}, torch::kLong)).item<double>(), 1e-10);
+  l.backward();
+  EXPECT_TRUE(v.grad().is_sparse());
+
+  Word2Vec sg(Word2VecOptions(5, 4).objective(Word2VecObjective::kHierarchicalSoftmax), counts);
+  sg->to(torch::kDouble);
+  auto pairs = sg->skip_gram_loss(torch::tensor({1, 1}, torch::kLong), torch::tensor({0, 4}, torch::kLong));
+  auto& hs2 = static_cast<HierarchicalSoftmaxObjectiveImpl&>(*sg->objective);
+  auto v1 = sg->input_vectors->weight[1].unsqueeze(0);
+  EXPECT_NEAR(pairs.item<double>(), (hs2.loss(v1, torch::tensor({0}, torch::kLong)) +
+                                     hs2.loss(v1, torch::tensor({4}, torch::kLong))).item<double>(), 1e-10);
+  EXPECT_THROW(Word2Vec(Word2VecOptions(5, 4), std::vector<int64_t>{1, 2}), std::invalid_argument);
+  EXPECT_THROW(Word2Vec(Word2VecOptions(5, 4).negative(0), counts), std::invalid_argument);
+}
+
+// ---- dynamic windows ----
+
+TEST(Word2VecWindows, DynamicWindowPairs) {
+  const std::vector<int32_t> sentence = {10, 11, 12, 13, 14};
+  // window 1: b is always 1, every neighbour pair.
+  std::mt19937_64 rng(1);
+  std::vector<int64_t> centre, context;
+  skip_gram_pairs(sentence, 1, rng, centre, context);
+  EXPECT_EQ(centre, (std::vector<int64_t>{10, 11, 11, 12, 12, 13, 13, 14}));
+  EXPECT_EQ(context, (std::vector<int64_t>{11, 10, 12, 11, 13, 12, 14, 13}));
+
+  // window 3 with a fixed seed: the reduced windows b_i = 1 + r_i % 3 from the generator's
+  // first five numbers give the pairs.
+  std::mt19937_64 draws(42);
+  std::vector<int64_t> b;
+  for (int i = 0; i < 5; ++i) b.push_back(1 + static_cast<int64_t>(draws() % 3));
+  std::vector<int64_t> want_centre, want_context;
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = std::max<int64_t>(0, i - b[i]); j <= std::min<int64_t>(4, i + b[i]); ++j)
+      if (j != i) {
+        want_centre.push_back(sentence[i]);
+        want_context.push_back(sentence[j]);
+      }
+  std::mt19937_64 rng42(42);
+  centre.clear();
+  context.clear();
+  skip_gram_pairs(sentence, 3, rng42, centre, context);
+  EXPECT_EQ(centre, want_centre);
+  EXPECT_EQ(context, want_context);
+  // Over many draws every b in {1, 2, 3} occurs about equally: the mean pair count of the
+  // middle word (2b) is 4.
+  std::mt19937_64 many(7);
+  int64_t middle_pairs = 0;
+  for (int t = 0; t < 3000; ++t) {
+    centre.clear();
+    context.clear();
+    skip_gram_pairs({1, 2, 3, 4, 5, 6, 7}, 3, many, centre, context);
+    middle_pairs += std::count(centre.begin(), centre.end(), 4);
+  }
+  EXPECT_NEAR(middle_pairs / 3000.0, 4.0, 0.1);
+  // One word has no context.
+  centre.clear();
+  skip_gram_pairs({7}, 5, rng, centre, context);
+  EXPECT_TRUE(centre.empty());
+}
+
+TEST(Word2VecWindows, StridePermutationVisitsEveryBatchOnce) {
+  for (int64_t n : {1, 2, 7, 12, 26518}) {
+    std::set<std::pair<uint64_t, std::vector<int64_t>>> orders;
+    for (uint64_t epoch = 0; epoch < 4; ++epoch) {
+      std::vector<int64_t> order(n);
+      for (int64_t i = 0; i < n; ++i) order[i] = stride_permutation(i, n, 1234, epoch);
+      std::vector<int64_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(sorted[i], i) << "n " << n << " epoch " << epoch;
+      orders.insert({0, order});
+      EXPECT_EQ(stride_permutation(3 % n, n, 1234, epoch), order[3 % n]);  // the same every call
+    }
+    if (n >= 12) {
+      EXPECT_GT(orders.size(), 1u) << n;  // epochs differ
+    }
+  }
+}
+
+TEST(Word2VecVocabulary, CountsSortedAndMinCount) {
+  auto v = count_words({"b a c a", "  b\ta d\r", "a c"}, 2);
+  EXPECT_EQ(v.words(), (std::vector<std::string>{"a", "b", "c"}));  // b and c tie at 2: byte order
+  EXPECT_EQ(v.counts(), (std::vector<int64_t>{4, 2, 2}));
+  EXPECT_EQ(v.total(), 8);
+  EXPECT_EQ(v.find("d"), -1);
+  EXPECT_EQ(v.find("c"), 2);
+  auto back = WordVocabulary::from_text(v.to_text(), "vocab");
+  EXPECT_EQ(back.words(), v.words());
+  EXPECT_EQ(back.counts(), v.counts());
+  EXPECT_NE(test::user_error_of([] { WordVocabulary::from_text("a 3\nb x\n", "v.txt"); }).find("v.txt:2"), std::string::npos);
+  EXPECT_NE(test::user_error_of([] { WordVocabulary::from_text("a 3\nb 4\n", "v.txt"); }).find("v.txt:2"), std::string::npos);
+  EncodedLines lines;
+  lines.add("a d b", v);
+  lines.add("", v);
+  EXPECT_EQ(lines.ids, (std::vector<int32_t>{0, 1}));  // d is dropped
+  EXPECT_EQ(lines.offsets, (std::vector<int64_t>{0, 2, 2}));
+}
+
+TEST(LrSchedule, LinearDecayToAFloor) {
+  LrScheduleOptions o;
+  o.kind = LrScheduleKind::kLinearDecay;
+  o.lr = 0.025;
+  o.decay_steps = 100;
+  o.min_lr = 0.025 * 1e-4;
+  LrSchedule s(o);
+  EXPECT_DOUBLE_EQ(s.lr_at(1), 0.025);
+  EXPECT_DOUBLE_EQ(s.lr_at(51), 0.0125);
+  EXPECT_DOUBLE_EQ(s.lr_at(101), 0.025 * 1e-4);
+  EXPECT_DOUBLE_EQ(s.lr_at(1000), 0.025 * 1e-4);
+  auto c = Config::resolve(lr_schedule_schema(), "", {"--lr_schedule", "linear_decay"});
+  EXPECT_NE(test::user_error_of([&] { lr_schedule_options(c); }).find("'decay_steps'"), std::string::npos);
+}
+
+TEST(Word2VecClipGradients, SparseGradientsAreCoalescedAndClipped) {
+  auto dense = torch::zeros({4, 2}, torch::requires_grad());
+  auto sparse = torch::zeros({4, 2}, torch::requires_grad());
+  // Row 1 listed twice: its gradient is [3, 4] + [0, 8] = [3, 12].
+  auto g = torch::sparse_coo_tensor(torch::tensor({{1, 3, 1}}, torch::kLong),
+                                    torch::tensor({{3.0f, 4.0f}, {4.0f, 0.0f}, {0.0f, 8.0f}}), {4, 2});
+  sparse.mutable_grad() = g;
+  dense.mutable_grad() = g.to_dense();
+  const double expected = std::sqrt(9.0 + 144 + 16);  // 13
+  EXPECT_NEAR(clip_gradients({sparse}, 0.0), expected, 1e-5);
+  EXPECT_TRUE(sparse.grad().is_sparse());
+  EXPECT_NEAR(clip_gradients({sparse, dense}, 1.0), expected * std::sqrt(2.0), 1e-4);
+  EXPECT_LT(test::max_diff(sparse.grad().to_dense(), dense.grad()), 1e-6);
+  EXPECT_NEAR(dense.grad().pow(2).sum().item<double>() * 2, 1.0, 1e-5);
+}
+
+// ---- the task ----
+
+namespace {
+
+// Two "topics" that never share a sentence: animals and numbers, 400 lines of 6 words, so
+// a trained model puts each topic's words together.
+void write_corpus(const fs::path& dir, int lines = 400) {
+  const std::vector<std::string> animals = {"cat", "dog", "cow", "pig", "hen", "fox"};
+  const std::vector<std::string> numbers = {"one", "two", "six", "ten", "nine", "four"};
+  std::mt19937 rng(3);
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    const auto& words = i % 2 ? animals : numbers;
+    for (int k = 0; k < 6; ++k) text += (k ? " " : "") + words[rng() % words.size()];
+    text += i % 2 ? " the\n" : " a\n";
+  }
+  fs::create_directories(dir);
+  atomic_write_text((dir / "english.txt").string(), text);
+}
+
+Config w2v_config(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> o = {"--task", "word2vec", "--dim", "8", "--min_count", "2", "--batch_size", "200",
+                                "--valid_every", "10", "--optimizer", "sgd", "--lr", "0.05", "--clip_norm", "0",
+                                "--device", "cpu", "--log_interval", "1000", "--valid_interval", "0", "--sample", "0"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return Config::resolve(task_schema("word2vec"), "", o);
+}
+
+class Word2VecData : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    torch::set_num_threads(1);
+    root_ = test::fresh_temp_dir("w2v");
+    write_corpus(root_ / "data");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  TaskContext context(const std::string& run, std::set<Split> splits = {Split::kTrain, Split::kValid}) const {
+    return {(root_ / "data").string(), (root_ / run).string(), std::move(splits), false};
+  }
+  fs::path root_;
+};
+
+double cosine(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.dot(b) / (a.norm() * b.norm())).item<double>();
+}
+
+}  // namespace
+
+TEST_F(Word2VecData, VocabularySplitsAndBatches) {
+  Config c = w2v_config();
+  Word2VecTask task;
+  task.setup(c, context("run"));
+  // 14 words (a, the and 12 topic words), by decreasing count.
+  const auto& v = task.vocabulary();
+  EXPECT_EQ(v.size(), 14);
+  EXPECT_EQ(v.counts()[v.find("a")], 200);   // the 200 numbers lines
+  EXPECT_EQ(v.counts()[v.find("the")], 160);  // the 200 animal lines less the 40 held out
+  EXPECT_EQ(v.total(), 360 * 7);  // 40 of 400 lines held out
+  EXPECT_EQ(read_file((root_ / "run" / "vocab.txt").string()), v.to_text());
+  EXPECT_EQ(task.lines(Split::kValid).num_lines(), 40);
+  EXPECT_EQ(task.artifacts().at("vocab.txt"), v.to_text());
+
+  // Batches of whole lines with >= 200 words: 29 lines (203 words) each, then the rest.
+  const int64_t n = task.num_batches(Split::kTrain, 0);
+  EXPECT_EQ(n, (360 + 28) / 29);
+  int64_t words = 0, pairs = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    auto b = task.make_batch(Split::kTrain, 0, i);
+    words += b.num_tokens;
+    pairs += b.num_examples;
+    EXPECT_EQ(b.tensors.at("negatives").sizes(), (std::vector<int64_t>{b.num_examples, 5}));
+    EXPECT_EQ(b.tensors.at("centre").sizes(), (std::vector<int64_t>{b.num_examples}));
+  }
+  EXPECT_EQ(words, 360 * 7);
+  // Each of 7 words per line has 1..5 neighbours on each side: between 12 and 42 pairs a line.
+  EXPECT_GT(pairs, 360 * 12);
+  EXPECT_LT(pairs, 360 * 42);
+  // Deterministic per (epoch, index); another epoch draws other windows.
+  auto b0 = task.make_batch(Split::kTrain, 0, 1), b0again = task.make_batch(Split::kTrain, 0, 1);
+  EXPECT_TRUE(torch::equal(b0.tensors.at("context"), b0again.tensors.at("context")));
+  EXPECT_TRUE(torch::equal(b0.tensors.at("negatives"), b0again.tensors.at("negatives")));
+  auto b1 = task.make_batch(Split::kTrain, 1, 1);
+  EXPECT_FALSE(b1.num_examples == b0.num_examples && torch::equal(b1.tensors.at("context"), b0.tensors.at("context")));
+  // The valid split is the same sample whatever the epoch.
+  EXPECT_TRUE(torch::equal(task.make_batch(Split::kValid, 0, 0).tensors.at("context"),
+                           task.make_batch(Split::kValid, 3, 0).tensors.at("context")));
+  EXPECT_THROW(task.make_batch(Split::kTrain, 0, n), std::out_of_range);
+}
+
+TEST_F(Word2VecData, CbowBatchesAndSubsampling) {
+  Config c = w2v_config({"--model", "cbow", "--objective", "hs", "--sample", "0.01"});
+  Word2VecTask task;
+  task.setup(c, context("run"));
+  auto b = task.make_batch(Split::kTrain, 0, 0);
+  const auto& offsets = b.tensors.at("offsets");
+  const auto& ctx = b.tensors.at("context");
+  ASSERT_EQ(offsets.size(0), b.num_examples);
+  EXPECT_EQ(b.tensors.count("negatives"), 0u);
+  EXPECT_EQ(offsets[0].item<int64_t>(), 0);
+  // Each example has 1..10 context words.
+  auto sizes = torch::diff(torch::cat({offsets, torch::tensor({ctx.size(0)})}));
+  EXPECT_GE(sizes.min().item<int64_t>(), 1);
+  EXPECT_LE(sizes.max().item<int64_t>(), 10);
+  // Subsampling at t = 0.01 * 2520 = 25.2 keeps a word seen 200 times with probability
+  // (sqrt(200/25.2) + 1) * 25.2/200 = 0.48: about half the words are kept, and nearly each kept
+  // word is an example (all but those left alone in their line, ~7/128 of the lines).
+  int64_t examples = 0, words = 0;
+  for (int64_t i = 0; i < task.num_batches(Split::kTrain, 0); ++i) {
+    auto batch = task.make_batch(Split::kTrain, 0, i);
+    examples += batch.num_examples;
+    words += batch.num_tokens;
+  }
+  const auto& v = task.vocabulary();
+  double kept = 0;
+  for (int64_t w = 0; w < v.size(); ++w) kept += v.counts()[w] * keep_probability(v.counts()[w], v.total(), 0.01);
+  EXPECT_NEAR(keep_probability(200, 2520, 0.01), (std::sqrt(200 / 25.2) + 1) * 25.2 / 200, 1e-12);
+  EXPECT_LT(kept, 0.6 * 2520);
+  EXPECT_NEAR(examples, 0.985 * kept, 0.04 * kept);
+  EXPECT_EQ(words, 360 * 7);
+}
+
+// Every model and objective learns the tiny corpus: the valid loss falls, and words of a topic
+// end up closer to each other than to the other topic's.
+TEST_F(Word2VecData, TinyCorpusTrainsAndLossFalls) {
+  for (const char* model : {"skipgram", "cbow"})
+    for (const char* objective : {"ns", "hs", "softmax"}) {
+      SCOPED_TRACE(std::string(model) + "/" + objective);
+      torch::manual_seed(1);
+      const std::string run = std::string("run_") + model + "_" + objective;
+      // Batches of 3 lines: on 14 words, larger summed batches diverge (see word2vec_task.h).
+      Config c = w2v_config({"--model", model, "--objective", objective, "--max_epochs", "8", "--lr", "0.025",
+                             "--lr_schedule", "linear_decay", "--min_lr", "1e-4", "--batch_size", "20"});
+      Word2VecTask task;
+      task.setup(c, context(run));
+      EXPECT_EQ(c.get_int("decay_steps"), 8 * task.num_batches(Split::kTrain, 0));
+      const double before = evaluate_loss(task, Split::kValid, torch::kCPU).loss;
+      ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / run).string()).train(false), 0);
+      const double after = evaluate_loss(task, Split::kValid, torch::kCPU).loss;
+      EXPECT_LT(after, 0.8 * before) << before << " -> " << after;
+      const auto wv = task.word_vectors();
+      ASSERT_EQ(wv.size(), task.vocabulary().size());
+      EXPECT_EQ(wv.words(), task.vocabulary().words());
+      EXPECT_EQ(wv.dim(), 8);
+      auto vec = [&](const std::string& w) { return wv.vectors()[wv.find(w)]; };
+      EXPECT_GT(cosine(vec("cat"), vec("dog")), cosine(vec("cat"), vec("two")));
+      EXPECT_GT(cosine(vec("one"), vec("six")), cosine(vec("one"), vec("fox")));
+    }
+}
+
+// Sparse gradients through the Trainer with clipping on, then the checkpoint alone rebuilds the
+// model (vocabulary from the artifact) with the same vectors.
+TEST_F(Word2VecData, SparseTrainerCheckpointAndReload) {
+  torch::manual_seed(2);
+  Config c = w2v_config({"--max_steps", "6", "--clip_norm", "0.5", "--valid_interval", "3"});
+  Word2VecTask task;
+  task.setup(c, context("run"));
+  ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / "run").string()).train(false), 0);
+  EXPECT_TRUE(task.word2vec().input_vectors->weight.grad().is_sparse());
+  const auto ckpt = (root_ / "run" / "checkpoint_last.pt").string();
+  EXPECT_EQ(read_checkpoint_header(ckpt).artifacts.at("vocab.txt"), task.vocabulary().to_text());
+  auto run = load_run(ckpt, torch::kCPU, "/nonexistent");  // no corpus needed
+  auto& back = dynamic_cast<Word2VecTask&>(*run.task);
+  EXPECT_EQ(back.vocabulary().words(), task.vocabulary().words());
+  EXPECT_TRUE(torch::equal(back.word_vectors().vectors(), task.word_vectors().vectors()));
+  // A trained vector differs from its initial value (the step did update the sparse rows).
+  torch::manual_seed(2);
+  Config fresh = w2v_config();
+  Word2VecTask untrained;
+  untrained.setup(fresh, context("fresh"));
+  EXPECT_GT(test::max_diff(untrained.word_vectors().vectors(), task.word_vectors().vectors()), 1e-4);
+
+  // Resume continues from the run's vocab.txt.
+  Config c2 = w2v_config({"--max_steps", "8", "--clip_norm", "0.5", "--valid_interval", "3"});
+  Word2VecTask resumed;
+  resumed.setup(c2, {(root_ / "data").string(), (root_ / "run").string(), {Split::kTrain, Split::kValid}, true});
+  ASSERT_EQ(Trainer(resumed, c2, "word2vec", (root_ / "run").string()).train(true), 0);
+  EXPECT_EQ(read_checkpoint_header(ckpt).state.step, 8);
+}
+
+TEST_F(Word2VecData, DenseGradientsWithAdam) {
+  torch::manual_seed(3);
+  Config c = w2v_config({"--sparse", "false", "--optimizer", "adam", "--lr", "0.01", "--max_steps", "3",
+                         "--clip_norm", "1.0", "--objective", "hs"});
+  Word2VecTask task;
+  task.setup(c, context("run"));
+  ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / "run").string()).train(false), 0);
+  EXPECT_FALSE(task.word2vec().input_vectors->weight.grad().is_sparse());
+}
+
+TEST_F(Word2VecData, BadInputNamesTheFileOrKey) {
+  // Bad values name their key, before the corpus is read (here it does not even exist).
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"window", "0"}, {"dim", "-3"}, {"min_count", "0"}, {"batch_size", "0"}, {"sample", "-1"},
+           {"negative", "0"}, {"valid_every", "1"}, {"sparse", "maybe"}}) {
+    Config bad = w2v_config({"--" + key + "=" + value});  // one token: "-3" would read as a flag
+    Word2VecTask t;
+    auto err = test::user_error_of([&] { t.setup(bad, {(root_ / "none").string(), "", {Split::kTrain}, false}); });
+    EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << key << ": " << err;
+  }
+  for (const char* key : {"momentum", "weight_decay"}) {
+    Config sgd = w2v_config({std::string("--") + key + "=0.9"});
+    Word2VecTask t;
+    auto err = test::user_error_of([&] { t.setup(sgd, context("r")); });
+    EXPECT_NE(err.find(std::string("'") + key + "'"), std::string::npos) << err;
+  }
+  {
+    Config adam = w2v_config({"--optimizer", "adam"});
+    Word2VecTask t;
+    auto err = test::user_error_of([&] { t.setup(adam, context("r")); });
+    EXPECT_NE(err.find("'sparse'"), std::string::npos) << err;
+  }
+  auto err = test::user_error_of([] { Config::resolve(task_schema("word2vec"), "", {"--model", "glove"}); });
+  EXPECT_NE(err.find("'model'"), std::string::npos) << err;
+  err = test::user_error_of([] { Config::resolve(task_schema("word2vec"), "", {"--objective", "nce"}); });
+  EXPECT_NE(err.find("'objective'"), std::string::npos) << err;
+
+  // A missing file, an empty one, one without a frequent word, one too short to hold out a line.
+  const auto missing = (root_ / "nowhere" / "english.txt").string();
+  Config c = w2v_config();
+  Word2VecTask t1;
+  err = test::user_error_of([&] { t1.setup(c, {(root_ / "nowhere").string(), "", {Split::kTrain}, false}); });
+  EXPECT_NE(err.find(missing), std::string::npos) << err;
+  EXPECT_NE(err.find("nlpzoo data english"), std::string::npos) << err;
+
+  const auto file = (root_ / "data" / "english.txt").string();
+  atomic_write_text(file, "");
+  Word2VecTask t2;
+  err = test::user_error_of([&] { t2.setup(c, context("r2")); });
+  EXPECT_NE(err.find(file), std::string::npos) << err;
+  EXPECT_NE(err.find("empty"), std::string::npos) << err;
+
+  atomic_write_text(file, "every word here is rare\n");
+  Word2VecTask t3;
+  err = test::user_error_of([&] { t3.setup(c, context("r3")); });
+  EXPECT_NE(err.find("min_count=2"), std::string::npos) << err;
+
+  atomic_write_text(file, "a b a b\na b\na b\n");  // 3 lines: none is line 10
+  Word2VecTask t4;
+  err = test::user_error_of([&] { t4.setup(c, context("r4")); });
+  EXPECT_NE(err.find("valid_every=10"), std::string::npos) << err;
+
+  Word2VecTask t5;
+  err = test::user_error_of([&] { t5.setup(c, context("r5", {Split::kTest})); });
+  EXPECT_NE(err.find("test split"), std::string::npos) << err;
+}
+
+// ---- the CLI ----
+
+TEST(RegressionWord2Vec, TrainSkipGramFromTheCli) {
+  const auto root = test::fresh_temp_dir("w2v_cli");
+  write_corpus(root / "data", 2000);
+  const auto run = (root / "run").string();
+  const std::string config = std::string(NLPZOO_SOURCE_DIR) + "/configs/skipgram-ns.ini";
+  auto r = test::run_cli("train --config " + test::shell_quote(config) + " --data-dir " +
+                         test::shell_quote((root / "data").string()) + " --run-dir " + test::shell_quote(run) +
+                         " --device cpu --max_epochs 2 --batch_size 1000 --valid_every 20 --dim 16 --log_interval 5");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("word2vec: 14 words"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tok/s"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(run + "/vocab.txt"));
+  EXPECT_TRUE(fs::exists(run + "/checkpoint_best.pt"));
+  fs::remove_all(root);
+}

@@ -1,0 +1,262 @@
+#include "train/tasks/word2vec_task.h"
+
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "datasets/io.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo {
+
+ConfigSchema word2vec_schema() {
+  ConfigSchema s;
+  s.add("model", "skipgram", "skipgram: predict each context word from the centre word; cbow: predict the centre word "
+                             "from the mean of its context's vectors", {"skipgram", "cbow"})
+      .add("objective", "ns", "output layer: softmax (full, O(V) per example), ns (negative sampling), hs "
+                              "(hierarchical softmax over a Huffman tree of the counts)", {"softmax", "ns", "hs"})
+      .add("dim", "100", "word vector size D")
+      .add("window", "5", "maximum window: each centre word sees b ~ U{1..window} words on each side")
+      .add("negative", "5", "ns: noise words per example, K")
+      .add("ns_exponent", "0.75", "ns: noise distribution P_n(w) proportional to count(w)^ns_exponent")
+      .add("sample", "1e-3", "subsampling threshold s: a word seen f times of T is kept with probability "
+                             "min(1, (sqrt(f/(s*T)) + 1) * s*T/f); 0 = keep every word")
+      .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
+      .add("batch_size", "250", "corpus words (before subsampling, whole lines) per batch; the gradient is the "
+                                 "sum over the batch's examples, so a large batch moves a frequent word's row by "
+                                 "hundreds of steps at once (10000 diverges at lr 0.025, 1000 spikes)")
+      .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
+      .add("valid_every", "500", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
+      .add("shuffle", "true", "visit the train batches in a different order every epoch (a stride permutation); "
+                              "false: file order, as word2vec.c")
+      .add("sparse", "true", "sparse gradients for the embedding matrices (only the rows a batch uses; needs "
+                             "optimizer = sgd)");
+  return s;
+}
+
+namespace {
+
+int64_t positive_key(const Config& c, const std::string& key, int64_t minimum = 1) {
+  const int64_t v = c.get_int(key);
+  if (v < minimum) throw UserError("config key '" + key + "': must be at least " + std::to_string(minimum) + ", got " + c.get(key));
+  return v;
+}
+
+// Line index where each batch starts (batches of whole lines holding >= batch_size words), then
+// the number of lines.
+std::vector<int64_t> plan_batches(const EncodedLines& lines, int64_t batch_size) {
+  std::vector<int64_t> starts{0};
+  int64_t words = 0;
+  for (int64_t s = 0; s < lines.num_lines(); ++s) {
+    words += lines.offsets[s + 1] - lines.offsets[s];
+    if (words >= batch_size) {
+      starts.push_back(s + 1);
+      words = 0;
+    }
+  }
+  if (starts.back() != lines.num_lines()) starts.push_back(lines.num_lines());
+  return starts;
+}
+
+torch::Tensor to_tensor(std::vector<int64_t>& v) {
+  return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kLong).clone();
+}
+
+}  // namespace
+
+void Word2VecTask::setup(Config& config, const TaskContext& context) {
+  // Every bad value is reported before the corpus is read.
+  Word2VecOptions options(1, positive_key(config, "dim"));
+  try {
+    kind_ = parse_word2vec_model(config.get("model"));
+    options.objective(parse_word2vec_objective(config.get("objective")));
+  } catch (const std::invalid_argument& e) {
+    throw UserError(std::string("config key 'model' or 'objective': ") + e.what());
+  }
+  options.model(kind_).sparse(config.get_bool("sparse")).ns_exponent(config.get_double("ns_exponent"));
+  window_ = positive_key(config, "window");
+  const bool ns = options.objective() == Word2VecObjective::kNegativeSampling;
+  negative_ = ns ? positive_key(config, "negative") : 0;
+  if (ns) options.negative(negative_);
+  if (options.ns_exponent() < 0) throw UserError("config key 'ns_exponent': must not be negative");
+  const double sample = config.get_double("sample");
+  if (sample < 0) throw UserError("config key 'sample': must be 0 (no subsampling) or positive, got " + config.get("sample"));
+  const int64_t min_count = positive_key(config, "min_count");
+  batch_size_ = positive_key(config, "batch_size");
+  const int64_t valid_every = positive_key(config, "valid_every", 2);
+  seed_ = config.get_int("seed");
+  shuffle_ = config.get_bool("shuffle");
+  if (options.sparse() && config.get("optimizer") != "sgd")
+    throw UserError("config key 'sparse': sparse gradients need optimizer = sgd (Adam's moments are dense), got optimizer = " +
+                    config.get("optimizer") + "; set sparse = false or optimizer = sgd");
+  // LibTorch's SGD adds weight decay as sparse + dense (unsupported) and would grow a sparse
+  // momentum buffer by every step's rows.
+  for (const char* key : {"weight_decay", "momentum"})
+    if (options.sparse() && config.get_double(key) != 0)
+      throw UserError(std::string("config key '") + key + "': sparse gradients need " + key + " = 0, got " +
+                      config.get(key) + "; set sparse = false to use it");
+  const bool fill_decay = config.get("lr_schedule") == "linear_decay" && config.get_int("decay_steps") == 0;
+  if (fill_decay && context.splits.count(Split::kTrain) && config.get_int("max_epochs") <= 0 && config.get_int("max_steps") <= 0)
+    throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
+                    "decay_steps)");
+  if (context.splits.count(Split::kTest))
+    throw UserError("word2vec has no test split: it holds out every valid_every-th line of train_file as valid");
+
+  // The corpus, split into train and held-out lines.
+  const std::string path = context.data_dir + "/" + config.get("train_file");
+  const std::string vocab_path = context.run_dir.empty() ? "" : context.run_dir + "/vocab.txt";
+  const bool vocab_known = !restored_vocab_.empty() || (context.resume && !vocab_path.empty() && fs::exists(vocab_path));
+  std::vector<std::string> train_lines, valid_lines;
+  int64_t num_lines = 0;
+  if (!context.splits.empty() || !vocab_known) {
+    require_file(path, "word2vec corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
+    auto lines = read_lines(path);
+    num_lines = static_cast<int64_t>(lines.size());
+    for (int64_t i = 0; i < num_lines; ++i)
+      ((i + 1) % valid_every == 0 ? valid_lines : train_lines).push_back(std::move(lines[i]));
+  }
+
+  if (!restored_vocab_.empty()) {
+    vocab_ = WordVocabulary::from_text(restored_vocab_, "checkpoint artifact 'vocab.txt'");
+  } else if (vocab_known) {
+    vocab_ = WordVocabulary::from_text(read_file(vocab_path), vocab_path);
+  } else {
+    vocab_ = count_words(train_lines, min_count);
+    if (vocab_.size() == 0)
+      throw UserError(path + ": no word occurs min_count=" + std::to_string(min_count) + " times in the " +
+                      std::to_string(train_lines.size()) + " training lines" +
+                      (num_lines == 0 ? " (the file is empty)" : "; lower min_count or use a larger corpus"));
+    if (!vocab_path.empty()) {
+      fs::create_directories(context.run_dir);
+      atomic_write_text(vocab_path, vocab_.to_text());
+    }
+  }
+  if (vocab_.size() == 0) throw UserError("word2vec: the vocabulary is empty");
+  restored_vocab_.clear();
+
+  options.vocab_size(vocab_.size());
+  model_ = Word2Vec(options, vocab_.counts());
+  sampler_ = ns ? &std::dynamic_pointer_cast<NegativeSamplingObjectiveImpl>(model_->objective)->sampler() : nullptr;
+  keep_.resize(vocab_.size());
+  for (int64_t w = 0; w < vocab_.size(); ++w) keep_[w] = keep_probability(vocab_.counts()[w], vocab_.total(), sample);
+
+  for (Split split : context.splits) {
+    auto& d = splits_[split];
+    for (const auto& line : split == Split::kTrain ? train_lines : valid_lines) d.lines.add(line, vocab_);
+    if (d.lines.ids.empty())
+      throw UserError(path + ": the " + to_string(split) + " split (" +
+                      (split == Split::kValid ? "line i with (i+1) % valid_every=" + std::to_string(valid_every) + " == 0"
+                                              : std::string("the lines not held out")) +
+                      ") holds no vocabulary word; the file has " + std::to_string(num_lines) + " lines" +
+                      (split == Split::kValid ? "; lower valid_every" : ""));
+    d.batch_starts = plan_batches(d.lines, batch_size_);
+  }
+  if (splits_.count(Split::kTrain)) {
+    const auto& t = splits_.at(Split::kTrain);
+    std::cout << "word2vec: " << vocab_.size() << " words seen >= " << min_count << " times cover "
+              << vocab_.total() << " of the train split's words; train " << t.lines.num_lines() << " lines, "
+              << t.batch_starts.size() - 1 << " batches per epoch" << std::endl;
+    if (fill_decay) {
+      const int64_t update_freq = std::max<int64_t>(1, config.get_int("update_freq"));
+      const int64_t per_epoch = (static_cast<int64_t>(t.batch_starts.size()) - 1 + update_freq - 1) / update_freq;
+      const int64_t epochs = config.get_int("max_epochs");
+      config.set("decay_steps", std::to_string(epochs > 0 ? epochs * per_epoch : config.get_int("max_steps")));
+    }
+  }
+}
+
+const Word2VecTask::SplitData& Word2VecTask::split_data(Split split) const {
+  auto it = splits_.find(split);
+  if (it == splits_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
+  return it->second;
+}
+
+const EncodedLines& Word2VecTask::lines(Split split) const { return split_data(split).lines; }
+
+int64_t Word2VecTask::num_batches(Split split, int64_t /*epoch*/) {
+  return static_cast<int64_t>(split_data(split).batch_starts.size()) - 1;
+}
+
+Batch Word2VecTask::make_batch(Split split, int64_t epoch, int64_t index) {
+  const auto& d = split_data(split);
+  if (index < 0 || index + 1 >= static_cast<int64_t>(d.batch_starts.size()))
+    throw std::out_of_range("word2vec batch " + std::to_string(index) + " of the " + to_string(split) + " split does not exist");
+  // The valid split is the same sample at every validation.
+  const uint64_t e = split == Split::kTrain ? static_cast<uint64_t>(epoch) : 0;
+  const uint64_t s = static_cast<uint64_t>(seed_);
+  std::seed_seq seq{static_cast<uint32_t>(s), static_cast<uint32_t>(s >> 32), static_cast<uint32_t>(split),
+                    static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), static_cast<uint32_t>(index),
+                    static_cast<uint32_t>(static_cast<uint64_t>(index) >> 32)};
+  std::mt19937_64 rng(seq);
+  // The corpus is a concatenation of sources (Bible, dictionary, WordNet), and at a high rate
+  // the vectors drift towards whichever source is being read; visiting the batches in the order
+  // (a * index + b) mod n with a coprime to n interleaves the sources without any per-epoch state.
+  const int64_t n = static_cast<int64_t>(d.batch_starts.size()) - 1;
+  const int64_t planned = split == Split::kTrain && shuffle_ ? stride_permutation(index, n, s, e) : index;
+
+  std::vector<int32_t> kept;
+  std::vector<int64_t> centre, context, offsets;
+  int64_t words = 0;
+  for (int64_t line = d.batch_starts[planned]; line < d.batch_starts[planned + 1]; ++line) {
+    kept.clear();
+    for (int64_t k = d.lines.offsets[line]; k < d.lines.offsets[line + 1]; ++k) {
+      const int32_t id = d.lines.ids[k];
+      ++words;
+      if (keep_[id] >= 1.0 || uniform01(rng) < keep_[id]) kept.push_back(id);
+    }
+    if (kind_ == Word2VecModel::kSkipGram) {
+      skip_gram_pairs(kept, window_, rng, centre, context);
+    } else {
+      for_each_window(static_cast<int64_t>(kept.size()), window_, rng, [&](int64_t i, int64_t first, int64_t last) {
+        offsets.push_back(static_cast<int64_t>(context.size()));
+        for (int64_t j = first; j <= last; ++j)
+          if (j != i) context.push_back(kept[j]);
+        centre.push_back(kept[i]);
+      });
+    }
+  }
+  Batch batch;
+  const int64_t examples = static_cast<int64_t>(centre.size());
+  batch.tensors["centre"] = to_tensor(centre);    // [N] or [B]
+  batch.tensors["context"] = to_tensor(context);  // [N] or [M]
+  if (kind_ == Word2VecModel::kCbow) batch.tensors["offsets"] = to_tensor(offsets);  // [B]
+  if (sampler_ != nullptr) batch.tensors["negatives"] = sampler_->sample(examples, negative_, rng);  // [N, K]
+  batch.num_examples = examples;
+  batch.num_tokens = words;
+  return batch;
+}
+
+LossOutput Word2VecTask::loss(const Batch& batch) {
+  const auto& centre = batch.tensors.at("centre");
+  auto it = batch.tensors.find("negatives");
+  const torch::Tensor negatives = it == batch.tensors.end() ? torch::Tensor() : it->second;
+  torch::Tensor loss;
+  if (kind_ == Word2VecModel::kSkipGram || centre.numel() == 0)
+    // An empty CBOW batch takes the Skip-Gram path: embedding_bag wants at least one bag.
+    loss = model_->skip_gram_loss(centre, kind_ == Word2VecModel::kSkipGram ? batch.tensors.at("context") : centre, negatives);
+  else
+    loss = model_->cbow_loss(batch.tensors.at("context"), batch.tensors.at("offsets"), centre, negatives);
+  return {loss, batch.num_tokens};
+}
+
+std::map<std::string, std::string> Word2VecTask::artifacts() const { return {{"vocab.txt", vocab_.to_text()}}; }
+
+void Word2VecTask::restore_artifacts(const std::map<std::string, std::string>& blobs) {
+  auto it = blobs.find("vocab.txt");
+  if (it == blobs.end()) return;
+  if (model_.is_empty()) {
+    restored_vocab_ = it->second;
+  } else if (it->second != vocab_.to_text()) {
+    throw UserError("checkpoint artifact 'vocab.txt': the checkpoint's vocabulary differs from the run's vocab.txt");
+  }
+}
+
+WordVectors Word2VecTask::word_vectors() const {
+  if (model_.is_empty()) throw std::logic_error("Word2VecTask::word_vectors before setup");
+  torch::NoGradGuard no_grad;
+  auto vectors = model_->input_vectors->weight.detach().to(torch::kCPU, torch::kFloat).clone();  // [V, D]
+  return WordVectors(vocab_.words(), vectors);
+}
+
+}  // namespace nlpzoo

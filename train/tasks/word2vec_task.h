@@ -1,0 +1,111 @@
+#pragma once
+// Word2VecTask: Skip-Gram or CBOW word vectors with softmax, negative sampling or hierarchical
+// softmax (Mikolov et al. 2013a/b; models/embeddings/word2vec.h), trained as word2vec.c and
+// gensim train them, on the shared Trainer.
+//
+// Data: <data_dir>/<train_file> (default english.txt, as `nlpzoo data english --out DIR`
+// writes it), one sentence per line, words separated by whitespace (the word rule of
+// datasets/word2vec_corpus.h: the corpus is already normalised by the pipeline that wrote it).
+// Line i (0-based) with (i + 1) % valid_every == 0 is held out as the valid split; the others
+// are the train split. There is no test split.
+//
+// Vocabulary: the train split's words seen at least min_count times, by decreasing count
+// (ties in byte order), written to <run_dir>/vocab.txt (word2vec.c's -save-vocab format) and
+// stored in every checkpoint (artifact "vocab.txt"), so a checkpoint alone rebuilds the model
+// (Huffman tree and noise distribution included). Words outside it are dropped from the text.
+//
+// Batches: the split's lines are cut, in order, into runs of whole lines holding at least
+// batch_size vocabulary words (a longer line is a batch of its own); the same cut every epoch.
+// With shuffle (default), epoch e visits the train batches in the order (a*i + b) mod n, a
+// coprime to n, a and b drawn from (seed, e): the English corpus is Bible, then dictionary,
+// then WordNet, and read in file order the vectors drift towards the current source.
+// Batch (split, epoch, index) draws everything random from its own generator, seeded by
+// (seed, split, epoch, index), so any batch can be remade alone (resume) and the valid split
+// is the same at every validation (its epoch is always 0):
+//   1. subsampling: each occurrence of word w is kept with probability keep_probability(count(w),
+//      total, sample) (word2vec.c), and the dropped words are removed before windowing;
+//   2. dynamic windows: b ~ U{1..window} per centre word (for_each_window);
+//   3. Skip-Gram: every (centre, context) pair is an example; CBOW: every centre word with a
+//      non-empty context is one;
+//   4. negative sampling: `negative` noise words per example from the unigram^0.75 table.
+// The validation loss is the same objective on the valid split, per valid word.
+//
+// Units: Batch::num_tokens is the number of vocabulary words the batch's lines hold before
+// subsampling (word2vec.c's word count), so the Trainer's tok/s is word2vec's words/s and its
+// loss is the summed objective per corpus word. The gradient is the sum over examples
+// (gradient_reduction kSum), so `lr` is word2vec's per-example rate (0.025 Skip-Gram, 0.05
+// CBOW); the schedule linear_decay with decay_steps = 0 decays it over the run's
+// max_epochs * batches-per-epoch updates (filled in by setup). Because the examples of a batch
+// are all computed from the same parameters, a row used k times in a batch moves by the sum of
+// k gradients without the feedback word2vec.c's sequential updates have: batches must stay
+// small: on the English corpus at lr 0.025, 10000 words diverges within ten updates (frequent
+// words' rows get thousands of coherent noise gradients at once), 1000 trains but its loss
+// spikes, 250 (the default) trains smoothly at the same words/s. Hierarchical softmax's inner
+// nodes near the root lie on most paths, so their gradients are averaged over the batch instead
+// (Word2VecOptions::hs_mean_node_gradient); it still learns slowly in wall time (English corpus,
+// 2 CPU cores: 25k words/s, valid loss per word 30.9 -> 30.3 in its first 2 minutes).
+#include <map>
+#include <optional>
+#include <string>
+
+#include "datasets/word2vec_corpus.h"
+#include "datasets/word_vectors.h"
+#include "models/embeddings/word2vec.h"
+#include "train/task.h"
+
+namespace nlpzoo {
+
+/// The word2vec task's config keys: model, objective, dim, window, negative, sample, min_count,
+/// batch_size, train_file, valid_every, shuffle, sparse, ns_exponent.
+ConfigSchema word2vec_schema();
+
+class Word2VecTask : public Task {
+ public:
+  /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
+  /// file when it is missing, has no word seen min_count times, or has no held-out line.
+  void setup(Config& config, const TaskContext& context) override;
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// Skip-Gram tensors: "centre" [N] int64, "context" [N] int64; CBOW: "context" [M] int64 (the
+  /// context words of each example, one example after the other), "offsets" [B] int64 (where
+  /// each example's context starts), "centre" [B] int64; with negative sampling also
+  /// "negatives" [N or B, negative] int64. num_examples = N or B; num_tokens = vocabulary words
+  /// of the batch's lines before subsampling. N or B may be 0.
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// The summed objective over the batch's examples; num_tokens as the batch's.
+  LossOutput loss(const Batch& batch) override;
+  GradientReduction gradient_reduction() const override { return GradientReduction::kSum; }
+  /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
+  std::map<std::string, std::string> artifacts() const override;
+  /// Before setup: the vocabulary setup uses. After setup: must match the one in use
+  /// (UserError otherwise).
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+
+  /// The input vectors v_w ([V, dim] float32, CPU copy) with their words, in vocabulary order
+  /// (decreasing count): what word2vec writes as its vectors.
+  WordVectors word_vectors() const;
+
+  Word2VecImpl& word2vec() { return *model_; }
+  const WordVocabulary& vocabulary() const { return vocab_; }
+  /// The split's sentences as ids. Throws UserError if setup did not read the split.
+  const EncodedLines& lines(Split split) const;
+
+ private:
+  struct SplitData {
+    EncodedLines lines;
+    std::vector<int64_t> batch_starts;  // line index where each batch starts, then num_lines
+  };
+  const SplitData& split_data(Split split) const;
+
+  Word2Vec model_{nullptr};
+  WordVocabulary vocab_;
+  std::string restored_vocab_;  // the checkpoint's vocabulary text ("" when training anew)
+  std::vector<double> keep_;    // per word: keep_probability
+  std::map<Split, SplitData> splits_;
+  Word2VecModel kind_ = Word2VecModel::kSkipGram;
+  int64_t window_ = 5, negative_ = 0, batch_size_ = 250, seed_ = 0;
+  bool shuffle_ = true;
+  const NoiseSampler* sampler_ = nullptr;  // the negative-sampling objective's, or null
+};
+
+}  // namespace nlpzoo
