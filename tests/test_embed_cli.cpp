@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -266,6 +267,8 @@ TEST_F(RegressionEmbedCli, MatchesGensimOnTheSharedEvaluationSets) {
     EXPECT_EQ(ref_sections[i][1].get<int64_t>() + ref_sections[i][2].get<int64_t>(),
               our_sections[i]["seen"].get<int64_t>());
   }
+  std::cout << "ours:   analogy " << ours["analogy"]["total"].dump() << "\n        similarity "
+            << ours["similarity"].dump() << "\ngensim: " << ref.dump() << std::endl;
   EXPECT_NEAR(ref["total_accuracy"].get<double>(), ours["analogy"]["total"]["accuracy"].get<double>(), 1e-12);
   EXPECT_GT(ours["analogy"]["total"]["correct"].get<int64_t>(), 100);  // the planted offsets are found
   EXPECT_NEAR(ref["spearman"].get<double>(), ours["similarity"]["spearman"].get<double>(), 1e-6);
