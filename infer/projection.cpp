@@ -86,21 +86,27 @@ torch::Tensor tsne(const torch::Tensor& x, const TsneOptions& o) {
   auto P = tsne_conditional_probabilities(sq(X), o.perplexity);
   P = ((P + P.t()) / (2.0 * N)).clamp_min(1e-12);  // [N, N], symmetric, sums to ~1
 
+  // The descent runs in float32, as scikit-learn's does: its [N, N] passes are memory-bound,
+  // so half the bytes is about twice the speed.
+  P = P.to(torch::kFloat32);
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<double> normal(0.0, 1e-2);  // σ = 1e-2: variance 1e-4 (§3.4)
-  std::vector<double> init(static_cast<size_t>(N * o.dims));
-  for (auto& v : init) v = normal(rng);
-  auto Y = torch::tensor(init, torch::kFloat64).view({N, o.dims});  // [N, dims]
+  std::vector<float> init(static_cast<size_t>(N * o.dims));
+  for (auto& v : init) v = static_cast<float>(normal(rng));
+  auto Y = torch::tensor(init, torch::kFloat32).view({N, o.dims});  // [N, dims]
   auto velocity = torch::zeros_like(Y);
   auto gains = torch::ones_like(Y);
-  const auto off_diagonal = 1 - torch::eye(N, torch::kFloat64);
 
   for (int64_t t = 0; t < o.iterations; ++t) {
     const double exaggeration = t < o.exaggeration_iterations ? o.early_exaggeration : 1.0;
-    const auto num = off_diagonal / (1 + sq(Y));   // (1 + |y_i − y_j|²)^-1, [N, N], diag 0
-    const auto Q = (num / num.sum()).clamp_min(1e-12);
-    const auto W = (exaggeration * P - Q) * num;  // [N, N]
-    // Σ_j W_ij (y_i − y_j) = (Σ_j W_ij) y_i − (W Y)_i
+    const auto n2 = (Y * Y).sum(/*dim=*/1, /*keepdim=*/true);  // [N, 1]
+    // num_ij = (1 + |y_i − y_j|²)^-1, zero diagonal; |y_i − y_j|² = n_i + n_j − 2 y_i·y_j
+    auto num = torch::addmm(n2 + n2.t(), Y, Y.t(), /*beta=*/1, /*alpha=*/-2);  // [N, N]
+    num.clamp_min_(0).add_(1).reciprocal_().fill_diagonal_(0);
+    const double z = num.sum().item<double>();  // q_ij = num_ij / z
+    // W_ij = (exaggeration·p_ij − q_ij) num_ij, in place to spare [N, N] temporaries
+    auto W = num.mul(-1.0 / z).add_(P, exaggeration).mul_(num);  // [N, N]
+    // ∂C/∂y_i = 4 Σ_j W_ij (y_i − y_j) = 4 ((Σ_j W_ij) y_i − (W Y)_i)
     const auto grad = 4 * (W.sum(/*dim=*/1, /*keepdim=*/true) * Y - W.matmul(Y));  // [N, dims]
     // Jacobs' (1988) gains: a gradient of the opposite sign to the velocity means the step
     // keeps going downhill, so that coordinate's step grows; otherwise it shrinks.
