@@ -100,7 +100,9 @@ TEST_F(RegressionEmbedCli, SimilarAnalogyEvalExportDebiasPlot) {
   EXPECT_NE(r.out.find("smaller"), std::string::npos) << r.out;
   expect_error(run_cli("embed analogy paris france london --vectors " + path("v.txt")), "'london'");
   expect_error(run_cli("embed analogy paris france --vectors " + path("v.txt")), "three words");
-  expect_error(run_cli("embed similar paris --run-dir " + path("run")), "not yet supported");
+  expect_error(run_cli("embed similar paris --run-dir " + path("run")), "no such checkpoint");
+  expect_error(run_cli("embed similar paris --run-dir " + path("run") + " --vectors " + path("v.txt")),
+               "only one source");
 
   r = run_cli("embed eval --vectors " + path("v.txt") + " --analogy " + path("q.txt") + " --similarity " +
               path("pairs.tsv") + " --json " + path("eval.json"));

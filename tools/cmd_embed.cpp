@@ -18,14 +18,16 @@
 #include "infer/scatter_plot.h"
 #include "tools/command.h"
 #include "tools/options.h"
+#include "train/tasks/registry.h"
+#include "train/tasks/word_vector_source.h"
 
 namespace nlpzoo::cli {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// THE SEAM: where every `embed` subcommand obtains its word vectors. Today from a word2vec
-// file (--vectors); --run-dir is reserved for the vectors of a trained run (a word2vec/GloVe
-// task's word_vectors()), to be wired here and nowhere else.
+// THE SEAM: where every `embed` subcommand obtains its word vectors: from a word2vec file
+// (--vectors) or from a trained run whose task is a WordVectorSource (--run-dir), and nowhere
+// else.
 
 void add_vector_flags(po::options_description& desc) {
   desc.add_options()
@@ -33,22 +35,28 @@ void add_vector_flags(po::options_description& desc) {
        "word vectors in word2vec text or binary format (detected from the bytes), e.g. a .vec "
        "file; rows are taken to be listed by descending frequency, as word2vec writes them")
       ("run-dir", po::value<std::string>(),
-       "run folder of a trained word-vector model (not yet supported: use --vectors)");
+       "instead of --vectors: the run folder of a trained word-vector model (a task that offers "
+       "word vectors, e.g. word2vec)")
+      ("checkpoint", po::value<std::string>()->default_value("best"), "with --run-dir: best or last");
 }
 
 WordVectors vectors_from_flags(const po::variables_map& vm) {
   const bool file = vm.count("vectors") > 0, run = vm.count("run-dir") > 0;
   if (file && run) throw UserError("--vectors and --run-dir: give only one source of word vectors");
-  if (run)
-    throw UserError("--run-dir " + vm["run-dir"].as<std::string>() +
-                    ": reading word vectors from a run folder is not yet supported; write the run's vectors "
-                    "to a word2vec file and pass --vectors FILE");
-  if (!file) throw UserError("--vectors FILE is required (word vectors in word2vec text or binary format)");
-  return read_word_vectors(vm["vectors"].as<std::string>());
+  if (file) return read_word_vectors(vm["vectors"].as<std::string>());
+  if (!run) throw UserError("--vectors FILE (word2vec text or binary) or --run-dir RUN is required");
+  const auto run_dir = vm["run-dir"].as<std::string>();
+  auto loaded = load_run(checkpoint_in(run_dir, vm["checkpoint"].as<std::string>()), torch::kCPU);
+  const auto* source = dynamic_cast<const WordVectorSource*>(loaded.task.get());
+  if (source == nullptr)
+    throw UserError("--run-dir " + run_dir + ": this run trains task '" + loaded.header.task +
+                    "', which has no word vectors (train a word-vector model, or pass --vectors FILE)");
+  return source->word_vectors();
 }
 
 std::string vectors_name(const po::variables_map& vm) {
-  return vm.count("vectors") ? "--vectors " + vm["vectors"].as<std::string>() : "the vectors";
+  if (vm.count("vectors")) return "--vectors " + vm["vectors"].as<std::string>();
+  return vm.count("run-dir") ? "--run-dir " + vm["run-dir"].as<std::string>() : "the vectors";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -187,6 +195,7 @@ int run_eval(const std::vector<std::string>& args) {
 
   nlohmann::json out;
   if (vm->count("vectors")) out["vectors"] = (*vm)["vectors"].as<std::string>();
+  if (vm->count("run-dir")) out["run_dir"] = (*vm)["run-dir"].as<std::string>();
   out["words"] = vectors.size();
   out["dim"] = vectors.dim();
   out["case_insensitive"] = ao.case_insensitive;
