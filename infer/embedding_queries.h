@@ -42,8 +42,8 @@ enum class AnalogyMethod {
   // as gensim's most_similar(positive=[b, c], negative=[a]) reports it.
   kAdd,
   // 3CosMul (Levy & Goldberg eq. 4): argmax_d cos'(d,b) cos'(d,c) / (cos'(d,a) + ε) with
-  // cosines shifted to [0, 1] by cos' = (cos + 1) / 2 and ε = 0.001, as in the paper (and
-  // gensim's most_similar_cosmul).
+  // cosines shifted to [0, 1] by cos' = (cos + 1) / 2 and ε = 0.001, as in the paper
+  // (gensim's most_similar_cosmul shifts alike but uses ε = 1e-6).
   kMul,
 };
 /// "add" | "3cosadd" -> kAdd, "mul" | "3cosmul" -> kMul. Throws UserError naming `option`.

@@ -23,10 +23,12 @@ struct TsneOptions {
   int64_t dims = 2;             // output dimensions
   double perplexity = 30;       // Perp(P_i) = 2^H(P_i), effective neighbours (§2); needs N - 1 > perplexity
   int64_t iterations = 1000;    // gradient steps T
-  // η; 0 = "auto": max(N / early_exaggeration / 4, 50) (Belkina et al. 2019, scikit-learn's
-  // default), since a fixed η = 200 overshoots on small N, where p_ij ~ 1/N are large.
+  // η; 0 = "auto": max(N / early_exaggeration / 4, 50), scikit-learn's learning_rate="auto"
+  // after Belkina et al. (2019); a fixed η = 200 overshoots for small N, where p_ij ~ 1/N.
   double learning_rate = 0;
-  double early_exaggeration = 12;       // p_ij multiplied by this for the first steps (§3.4; the paper uses 4)
+  // p_ij multiplied by this for the first exaggeration_iterations steps (§3.4): 12 for 250
+  // steps as scikit-learn and openTSNE do; the paper used 4 for 50.
+  double early_exaggeration = 12;
   int64_t exaggeration_iterations = 250;
   double initial_momentum = 0.5;  // α(t) for t < momentum_switch (§3.4)
   double final_momentum = 0.8;    // α(t) afterwards
