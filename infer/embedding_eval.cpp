@@ -41,8 +41,17 @@ class AllowedVocab {
     std::vector<int64_t> rep(rows_);
     // Forward order: a key keeps its first, i.e. most frequent, row (gensim builds the same
     // map from reversed keys, where later writes win).
-    for (int64_t r = 0; r < rows_; ++r) rep[r] = key_row_.emplace(key(vectors.words()[r]), r).first->second;
+    for (int64_t r = 0; r < rows_; ++r) {
+      rep[r] = key_row_.emplace(key(vectors.words()[r]), r).first->second;
+      if (rep[r] != r) more_rows_[rep[r]].push_back(r);
+    }
     representative_ = torch::tensor(rep, torch::kInt64);
+  }
+  /// Appends every allowed row whose key is that of representative row `rep` (`rep` first).
+  void rows_of(int64_t rep, std::vector<int64_t>& out) const {
+    out.push_back(rep);
+    const auto it = more_rows_.find(rep);
+    if (it != more_rows_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   }
   int64_t rows() const { return rows_; }
   /// The row standing for `word`, or -1 when it is not allowed.
@@ -60,6 +69,8 @@ class AllowedVocab {
   int64_t rows_ = 0;
   std::unordered_map<std::string, int64_t> key_row_;
   torch::Tensor representative_;
+  // The other rows of keys with several (case variants: "Paris", "paris"); few, so a map.
+  std::unordered_map<int64_t, std::vector<int64_t>> more_rows_;
 };
 
 std::string percent(double fraction) {
@@ -136,6 +147,8 @@ AnalogyReport evaluate_analogies(const WordVectors& vectors, const std::vector<A
   torch::NoGradGuard no_grad;
   const auto W = unit_rows(vectors.vectors().slice(0, 0, vocab.rows()));  // [R, D]
   const auto& rep = vocab.representative();                               // [R]
+  constexpr int64_t kMaxScores = int64_t{32} << 20;  // floats in one [batch, R] matrix: 128 MiB
+  const int64_t batch = std::max<int64_t>(1, std::min(options.batch, kMaxScores / std::max<int64_t>(1, vocab.rows())));
   for (const auto& section : sections) {
     AnalogyScore score;
     score.name = section.name;
@@ -150,8 +163,8 @@ AnalogyReport evaluate_analogies(const WordVectors& vectors, const std::vector<A
       rd.push_back(d);
     }
     score.seen = static_cast<int64_t>(ra.size());
-    for (int64_t start = 0; start < score.seen; start += options.batch) {
-      const int64_t n = std::min(options.batch, score.seen - start);
+    for (int64_t start = 0; start < score.seen; start += batch) {
+      const int64_t n = std::min(batch, score.seen - start);
       const auto slice = [&](const std::vector<int64_t>& rows) {
         return torch::tensor(std::vector<int64_t>(rows.begin() + start, rows.begin() + start + n), torch::kInt64);
       };
@@ -159,9 +172,15 @@ AnalogyReport evaluate_analogies(const WordVectors& vectors, const std::vector<A
       auto scores = analogy_scores(W.index_select(0, ia), W.index_select(0, ib), W.index_select(0, ic), W,
                                    options.method);  // [n, R]
       // a, b and c never answer, nor does any other row with the same (folded) key.
-      const auto r = rep.unsqueeze(0);  // [1, R]
-      const auto asked = r.eq(ia.unsqueeze(1)) | r.eq(ib.unsqueeze(1)) | r.eq(ic.unsqueeze(1));  // [n, R]
-      scores.masked_fill_(asked, -std::numeric_limits<float>::infinity());
+      std::vector<int64_t> question, column;
+      for (int64_t k = 0; k < n; ++k)
+        for (const int64_t asked : {ra[start + k], rb[start + k], rc[start + k]}) {
+          const size_t before = column.size();
+          vocab.rows_of(asked, column);
+          question.insert(question.end(), column.size() - before, k);
+        }
+      scores.index_put_({torch::tensor(question, torch::kInt64), torch::tensor(column, torch::kInt64)},
+                        -std::numeric_limits<float>::infinity());
       const auto predicted = scores.argmax(/*dim=*/1);  // [n]
       score.correct += rep.index_select(0, predicted).eq(id).sum().item<int64_t>();
     }

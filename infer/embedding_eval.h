@@ -48,8 +48,8 @@ struct AnalogyEvalOptions {
   // frequent) row, and a prediction is right if its folded word equals the folded answer.
   bool case_insensitive = true;
   AnalogyMethod method = AnalogyMethod::kAdd;
-  // Questions scored by one [batch, restrict_vocab] matmul: bounds memory at
-  // batch * restrict_vocab * 4 bytes per score matrix (3 of them for 3CosMul).
+  // Questions scored by one [batch, R] matmul (R allowed rows), lowered when R is large so
+  // that one score matrix stays under 128 MiB (3CosMul holds three).
   int64_t batch = 1024;
 };
 

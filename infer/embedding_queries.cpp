@@ -88,8 +88,11 @@ torch::Tensor analogy_scores(const torch::Tensor& a, const torch::Tensor& b, con
                              const torch::Tensor& candidates, AnalogyMethod method) {
   const auto ct = candidates.t();  // [D, R]
   if (method == AnalogyMethod::kAdd) return unit_rows(b - a + c).matmul(ct);  // [Q, R]
-  const auto shifted = [&](const torch::Tensor& x) { return (x.matmul(ct) + 1) / 2; };  // [Q, R] in [0, 1]
-  return shifted(b) * shifted(c) / (shifted(a) + kCosMulEpsilon);
+  // In place: three [Q, R] matrices live at most (evaluation scores thousands of questions).
+  const auto shifted = [&](const torch::Tensor& x) { return x.matmul(ct).add_(1).mul_(0.5); };  // [Q, R] in [0, 1]
+  auto scores = shifted(b);
+  scores.mul_(shifted(c));
+  return scores.div_(shifted(a).add_(kCosMulEpsilon));
 }
 
 std::vector<ScoredWord> analogy(const WordVectors& vectors, const std::string& a, const std::string& b,

@@ -171,7 +171,8 @@ int run_eval(const std::vector<std::string>& args) {
        "match words exactly (default: fold questions and vocabulary to lowercase, the most frequent "
        "case variant standing for a word, as gensim's case_insensitive=True)")
       ("batch", po::value<int64_t>()->default_value(ad.batch),
-       "analogy questions scored by one matrix product (memory: batch * restrict * 4 bytes)")
+       "analogy questions scored by one matrix product (memory: batch * restrict * 4 bytes; "
+       "lowered automatically to stay under 128 MiB)")
       ("json", po::value<std::string>(), "also write the scores as JSON to this file (atomically)");
   auto vm = parse_args(args, desc, "embed eval --vectors FILE [--analogy FILE] [--similarity FILE] [--json OUT]");
   if (!vm) return 0;
