@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "datasets/io.h"
+#include "infer/png_canvas.h"
 
 namespace nlpzoo {
 
@@ -20,25 +21,12 @@ constexpr double kBarGap = 16;     // between the grid and the colour bar
 constexpr double kBarWidth = 12;
 constexpr double kBarMinHeight = 100;  // a one-row plot still gets a readable scale
 constexpr double kTickGap = 4;
-const char* const kFont = "sans-serif";
 const char* const kTicks[] = {"0", "0.5", "1"};
 
 // Value 1 is matplotlib's "Blues" darkest shade (#08306b); 0 is white.
 constexpr double kDark[3] = {0x08 / 255.0, 0x30 / 255.0, 0x6b / 255.0};
 
-using Surface = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
-using Context = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
-
-void set_font(cairo_t* cr) {
-  cairo_select_font_face(cr, kFont, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-  cairo_set_font_size(cr, kFontSize);
-}
-
-double text_width(cairo_t* cr, const std::string& s) {
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, s.c_str(), &e);
-  return e.x_advance;
-}
+void set_font(cairo_t* cr) { set_label_font(cr, kFontSize); }
 
 void set_weight_colour(cairo_t* cr, double w) {
   cairo_set_source_rgb(cr, 1 + (kDark[0] - 1) * w, 1 + (kDark[1] - 1) * w, 1 + (kDark[2] - 1) * w);
@@ -49,8 +37,8 @@ void set_weight_colour(cairo_t* cr, double w) {
 AttentionPlotLayout attention_plot_layout(const std::vector<std::string>& source_tokens,
                                           const std::vector<std::string>& target_tokens) {
   // Text can only be measured through a context, so a 1x1 scratch surface provides one.
-  Surface scratch(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1), cairo_surface_destroy);
-  Context cr(cairo_create(scratch.get()), cairo_destroy);
+  CairoSurface scratch(cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1), cairo_surface_destroy);
+  CairoContext cr(cairo_create(scratch.get()), cairo_destroy);
   set_font(cr.get());
   double src_w = 0, tgt_w = 0, tick_w = 0;
   for (const auto& s : source_tokens) src_w = std::max(src_w, text_width(cr.get(), s));
@@ -98,16 +86,9 @@ void plot_attention_png(const std::string& png_path, const std::vector<std::stri
   }
 
   const AttentionPlotLayout l = attention_plot_layout(source_tokens, target_tokens);
-  Surface surface(cairo_image_surface_create(CAIRO_FORMAT_RGB24, l.width, l.height),
-                  cairo_surface_destroy);
-  if (cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS)
-    throw UserError(png_path + ": cannot make a " + std::to_string(l.width) + "x" +
-                    std::to_string(l.height) + " image (" +
-                    cairo_status_to_string(cairo_surface_status(surface.get())) + ")");
-  Context cr_owner(cairo_create(surface.get()), cairo_destroy);
+  CairoSurface surface = make_png_surface(png_path, l.width, l.height);
+  CairoContext cr_owner(cairo_create(surface.get()), cairo_destroy);
   cairo_t* cr = cr_owner.get();
-  cairo_set_source_rgb(cr, 1, 1, 1);
-  cairo_paint(cr);
 
   for (size_t t = 0; t < T; ++t)
     for (size_t s = 0; s < S; ++s) {
@@ -171,12 +152,7 @@ void plot_attention_png(const std::string& png_path, const std::vector<std::stri
     cairo_show_text(cr, kTicks[i]);
   }
 
-  cairo_surface_flush(surface.get());
-  atomic_write(png_path, [&](const std::string& tmp) {
-    const cairo_status_t st = cairo_surface_write_to_png(surface.get(), tmp.c_str());
-    if (st != CAIRO_STATUS_SUCCESS)
-      throw UserError(png_path + ": cannot write PNG (" + cairo_status_to_string(st) + ")");
-  });
+  write_png_atomically(surface.get(), png_path);
 }
 
 }  // namespace nlpzoo
