@@ -52,6 +52,7 @@
 #include "datasets/word_vectors.h"
 #include "models/embeddings/word2vec.h"
 #include "train/task.h"
+#include "train/tasks/word_vector_source.h"
 
 namespace nlpzoo {
 
@@ -59,7 +60,7 @@ namespace nlpzoo {
 /// batch_size, train_file, valid_every, shuffle, sparse, ns_exponent.
 ConfigSchema word2vec_schema();
 
-class Word2VecTask : public Task {
+class Word2VecTask : public Task, public WordVectorSource {
  public:
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
   /// file when it is missing, has no word seen min_count times, or has no held-out line.
@@ -83,7 +84,7 @@ class Word2VecTask : public Task {
 
   /// The input vectors v_w ([V, dim] float32, CPU copy) with their words, in vocabulary order
   /// (decreasing count): what word2vec writes as its vectors.
-  WordVectors word_vectors() const;
+  WordVectors word_vectors() const override;
 
   Word2VecImpl& word2vec() { return *model_; }
   const WordVocabulary& vocabulary() const { return vocab_; }
