@@ -406,6 +406,14 @@ TEST_F(RegressionTokenizeCli, TrainEncodeDecode) {
 }
 
 TEST_F(RegressionTokenizeCli, ErrorsAndHelp) {
+  // A command family asked for help lists its subcommands and succeeds; alone it is an error.
+  auto help = run_command(std::string(NLPZOO_CLI) + " tokenize --help 2>&1");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("nlpzoo tokenize encode"), std::string::npos) << help.out;
+  help = run_command(std::string(NLPZOO_CLI) + " tokenize 2>&1");
+  EXPECT_EQ(help.status, 1);
+  EXPECT_NE(help.out.find("needs a subcommand"), std::string::npos) << help.out;
+
   TokenizerTrainOptions o;
   o.inputs = {kCorpus};
   o.model_prefix = (dir_ / "m").string();

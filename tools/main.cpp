@@ -87,6 +87,12 @@ int main(int argc, char** argv) {
     for (const auto& c : commands())
       if (c.name.rfind(args[0] + " ", 0) == 0) family += "\n  nlpzoo " + c.name + "   " + c.summary;
     if (!family.empty()) {
+      // "nlpzoo embed --help" asks for exactly this list, so it is an answer, not an error.
+      if (args.size() > 1 && (args[1] == "-h" || args[1] == "--help")) {
+        std::cout << "nlpzoo " << args[0] << " subcommands (nlpzoo " << args[0] << " SUBCOMMAND --help for options):"
+                  << family << "\n";
+        return 0;
+      }
       std::cerr << "nlpzoo: error: '" << args[0] << "' needs a subcommand:" << family << "\n";
       return 1;
     }
