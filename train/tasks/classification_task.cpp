@@ -195,21 +195,17 @@ const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
 }
 
 const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, int64_t epoch) {
-  std::lock_guard<std::mutex> lock(plan_mutex_);
-  const bool train = split == Split::kTrain;
-  const auto key = std::make_pair(split, train ? epoch : 0);
-  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-  if (train) {  // an epoch's plan is needed only while that epoch runs
-    for (auto p = plans_.begin(); p != plans_.end();)
-      p = (p->first.first == Split::kTrain && p->first.second < epoch - 1) ? plans_.erase(p) : std::next(p);
-  }
-  const auto tokens = tokens_.find(split);
-  if (tokens == tokens_.end()) throw UserError("the " + to_string(split) + " split was not loaded");
-  std::vector<int64_t> lengths;
-  lengths.reserve(tokens->second.size());
-  for (const auto& t : tokens->second) lengths.push_back(static_cast<int64_t>(t.size()));
-  return plans_[key] = make_token_batches(lengths, max_tokens_, max_sentences_, train,
-                                          seed_ * 1000003ULL + static_cast<uint64_t>(epoch));
+  return plans_.get(
+      split, epoch,
+      [&] {
+        const auto tokens = tokens_.find(split);
+        if (tokens == tokens_.end()) throw UserError("the " + to_string(split) + " split was not loaded");
+        std::vector<int64_t> lengths;
+        lengths.reserve(tokens->second.size());
+        for (const auto& t : tokens->second) lengths.push_back(static_cast<int64_t>(t.size()));
+        return lengths;
+      },
+      max_tokens_, max_sentences_, seed_);
 }
 
 int64_t ClassificationTask::num_batches(Split split, int64_t epoch) { return plan(split, epoch).size(); }

@@ -13,7 +13,6 @@
 // (<run_dir>/spm.model, trained on the normalized train sentences when the run starts).
 // Pretrained vectors (word2vec text or binary) initialise the embedding rows of the pieces
 // they hold, once, when a run starts.
-#include <mutex>
 #include <optional>
 
 #include "datasets/labeled_text.h"
@@ -21,6 +20,7 @@
 #include "datasets/tokenizer.h"
 #include "models/classifier/text_classifier.h"
 #include "train/task.h"
+#include "train/tasks/batch_plans.h"
 
 namespace nlpzoo {
 
@@ -90,8 +90,7 @@ class ClassificationTask : public Task {
   std::map<Split, LabeledText> raw_;
   std::map<Split, std::vector<std::vector<int64_t>>> tokens_;
   std::map<Split, std::vector<int64_t>> gold_;
-  std::mutex plan_mutex_;  // num_batches and make_batch run on the main and prefetch threads
-  std::map<std::pair<Split, int64_t>, std::vector<std::vector<int64_t>>> plans_;
+  BatchPlans plans_;
 };
 
 }  // namespace nlpzoo

@@ -186,22 +186,17 @@ const ParallelCorpus& TranslationTask::raw_split(Split split) const {
 }
 
 const std::vector<std::vector<int64_t>>& TranslationTask::plan(Split split, int64_t epoch) {
-  std::lock_guard<std::mutex> lock(plan_mutex_);
-  const bool train = split == Split::kTrain;
-  const auto key = std::make_pair(split, train ? epoch : 0);
-  auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
-  if (train) {  // an epoch's plan is needed only while that epoch runs
-    for (auto p = plans_.begin(); p != plans_.end();)
-      p = (p->first.first == Split::kTrain && p->first.second < epoch - 1) ? plans_.erase(p) : std::next(p);
-  }
-  const auto& examples = examples_[split];
-  std::vector<int64_t> lengths;
-  lengths.reserve(examples.size());
-  for (const auto& e : examples)
-    lengths.push_back(std::min<int64_t>(max_positions_, std::max(e.src.size(), e.tgt.size()) + 1));
-  return plans_[key] = make_token_batches(lengths, max_tokens_, max_sentences_, train,
-                                          seed_ * 1000003ULL + static_cast<uint64_t>(epoch));
+  return plans_.get(
+      split, epoch,
+      [&] {
+        const auto& examples = examples_[split];
+        std::vector<int64_t> lengths;
+        lengths.reserve(examples.size());
+        for (const auto& e : examples)
+          lengths.push_back(std::min<int64_t>(max_positions_, std::max(e.src.size(), e.tgt.size()) + 1));
+        return lengths;
+      },
+      max_tokens_, max_sentences_, seed_);
 }
 
 int64_t TranslationTask::num_batches(Split split, int64_t epoch) { return plan(split, epoch).size(); }

@@ -10,7 +10,6 @@
 // Examples: src = pieces + EOS; tgt_in = BOS + pieces; tgt_out = pieces + EOS, each at most
 // max_positions long. Training pairs longer than that are skipped (counted and reported);
 // valid and test sentences are cut, so they are all scored.
-#include <mutex>
 #include <optional>
 
 #include "datasets/parallel_corpus.h"
@@ -18,6 +17,7 @@
 #include "models/seq2seq/seq2seq.h"
 #include "models/transformer/transformer.h"
 #include "train/task.h"
+#include "train/tasks/batch_plans.h"
 
 namespace nlpzoo {
 
@@ -77,8 +77,7 @@ class TranslationTask : public Task {
   double label_smoothing_ = 0;
   std::map<Split, ParallelCorpus> raw_;
   std::map<Split, std::vector<Example>> examples_;
-  std::mutex plan_mutex_;  // num_batches and make_batch run on the main and prefetch threads
-  std::map<std::pair<Split, int64_t>, std::vector<std::vector<int64_t>>> plans_;
+  BatchPlans plans_;
 };
 
 }  // namespace nlpzoo
