@@ -14,7 +14,7 @@ PACKAGES=(
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora
   dict-gcide wordnet-base zlib1g-dev              # the English corpus (GCIDE is dictzip: read with zlib)
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
-  python3-gensim                             # embed eval's reference numbers (regression test)
+  python3-gensim fasttext                    # bench/embeddings.sh peers; gensim also checks embed eval (regression test)
   time bc                                    # bench/: peak RSS (GNU time) and rates
 )
 

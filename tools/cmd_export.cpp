@@ -1,14 +1,16 @@
-// nlpzoo export: the TorchScript twin of a trained model (translation or language model), with
-// its tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
+// nlpzoo export: the TorchScript twin of a trained model (translation, language model or word
+// vectors), with its tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
 #include <iostream>
 
 #include "datasets/io.h"
 #include "infer/export_lm.h"
 #include "infer/export_seq2seq.h"
 #include "infer/export_transformer.h"
+#include "infer/export_word_vectors.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"
+#include "train/tasks/word_vector_source.h"
 
 namespace nlpzoo::cli {
 namespace {
@@ -29,6 +31,8 @@ int run_export(const std::vector<std::string>& args) {
     // Only the tokenizer: the task's other artifact (the carried TBPTT state) is training state.
     extra["spm.model"] = lm->tokenizer().serialized();
     export_language_model(out, lm->lm(), extra);
+  } else if (const auto* source = dynamic_cast<const WordVectorSource*>(run.task.get())) {
+    export_word_vectors(out, source->word_vectors(), extra);
   } else {
     auto& task = translation_task(run);
     for (const auto& [name, bytes] : task.artifacts()) extra[name] = bytes;

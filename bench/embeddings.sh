@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark (issue 3): our word2vec (task word2vec, default configs/skipgram-ns.ini),
+# Debian's fastText (`fasttext skipgram|cbow -minn 0 -maxn 0`: plain word2vec, no subwords) and
+# Debian's gensim (python3-gensim through /usr/bin/python3, bench/embeddings_ref.py), one after
+# the other in one run, on the same corpus with the same hyperparameters (read from the config:
+# dim, window, negative, min_count, sample, lr; epochs) and the same threads (2 by default,
+# OMP_WAIT_POLICY=PASSIVE). Each tool's vectors are scored by the same `nlpzoo embed eval`
+# (gensim's analogy conventions: restrict 30,000, case-insensitive) on the Google analogy set and
+# WordSim-353. Prints a table: words/s, wall time, peak RSS, analogy accuracy (overall, coverage,
+# family), WordSim ρ, with the ratios ours/peer; writes OUT/table.txt.
+#   bench/embeddings.sh [--data DIR (default data/english)] [--config INI] [--epochs N (5)]
+#                       [--threads N (2)] [--out DIR] [--skip-fasttext] [--skip-gensim]
+# words/s = epochs x the corpus's whitespace words / whole-process wall time (vocabulary scan
+# included, the same numerator for every tool); ours also holds out 1 line in valid_every (500)
+# for its validation loss, which the peers train on.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DATA=data/english
+CONFIG=configs/skipgram-ns.ini
+EPOCHS=5
+THREADS=2
+OUT=""
+FASTTEXT=1
+GENSIM=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data) DATA="$2"; shift 2 ;;
+    --config) CONFIG="$2"; shift 2 ;;
+    --epochs) EPOCHS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    --skip-fasttext) FASTTEXT=0; shift ;;
+    --skip-gensim) GENSIM=0; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$OUT" ] || OUT="bench/results/embeddings-$(date +%Y%m%d-%H%M%S)"
+[ -f "$CONFIG" ] || { echo "bench: $CONFIG not found" >&2; exit 1; }
+SHARED=${SHARED:-../shared/data}
+ANALOGY="$SHARED/analogy/questions-words.txt"
+SIMILARITY="$SHARED/similarity/wordsim353.tsv"
+for f in "$ANALOGY" "$SIMILARITY"; do [ -f "$f" ] || { echo "bench: $f not found (set SHARED=.../shared/data)" >&2; exit 1; }; done
+NLPZOO=${NLPZOO:-build/nlpzoo}  # another build: NLPZOO=path/to/nlpzoo bench/embeddings.sh
+[ -x "$NLPZOO" ] || scripts/setup.sh
+[ -s "$DATA/english.txt" ] || "$NLPZOO" data english --out "$DATA"
+CORPUS="$DATA/english.txt"
+if [ -e "$OUT/ours/checkpoint_last.pt" ]; then
+  echo "bench: $OUT already holds a run; choose another --out" >&2; exit 1
+fi
+[ "$FASTTEXT" = 0 ] || command -v fasttext >/dev/null || { echo "bench: fasttext not found (apt-get install fasttext, or --skip-fasttext)" >&2; exit 1; }
+mkdir -p "$OUT"
+export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+cfg() { awk -F' *= *' -v k="$1" '$1 == k {print $2}' "$CONFIG" | tail -1; }
+MODEL=$(cfg model); OBJECTIVE=$(cfg objective)
+DIM=$(cfg dim); WINDOW=$(cfg window); NEGATIVE=$(cfg negative); MIN_COUNT=$(cfg min_count)
+SAMPLE=$(cfg sample); LR=$(cfg lr); MIN_LR=$(cfg min_lr)
+[ "$OBJECTIVE" = softmax ] && { echo "bench: the peers have no full-softmax word2vec; use ns or hs" >&2; exit 1; }
+SG=1; [ "$MODEL" = cbow ] && SG=0
+HS=0; NEG=$NEGATIVE; FT_LOSS=ns
+[ "$OBJECTIVE" = hs ] && { HS=1; NEG=0; FT_LOSS=hs; }
+echo "model=$MODEL objective=$OBJECTIVE dim=$DIM window=$WINDOW negative=$NEGATIVE min_count=$MIN_COUNT" \
+     "sample=$SAMPLE lr=$LR epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" | tee "$OUT/hyper.txt"
+wc -w < "$CORPUS" > "$OUT/corpus_words.txt"
+now() { date +%s.%N; }
+timed() {  # name, command...: wall seconds to OUT/name.wall, GNU time -v to OUT/name.time
+  local name=$1; shift
+  local t0 t1
+  t0=$(now)
+  /usr/bin/time -v -o "$OUT/$name.time" "$@" > "$OUT/$name.log" 2>&1 || { tail -20 "$OUT/$name.log"; exit 1; }
+  t1=$(now)
+  echo "$t1 - $t0" | bc > "$OUT/$name.wall"
+  echo "   $(cat "$OUT/$name.wall") s"
+}
+evaluate() {  # name, vector flags...
+  local name=$1; shift
+  "$NLPZOO" embed eval "$@" --analogy "$ANALOGY" --similarity "$SIMILARITY" --json "$OUT/$name.eval.json" \
+    > "$OUT/$name.eval.txt"
+}
+
+echo "== ours: nlpzoo train --config $CONFIG --max_epochs $EPOCHS"
+timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --device cpu \
+  --max_epochs "$EPOCHS"
+evaluate ours --run-dir "$OUT/ours" --checkpoint last
+
+if [ "$GENSIM" = 1 ]; then
+  echo "== gensim $(/usr/bin/python3 -c 'import gensim; print(gensim.__version__)')"
+  timed gensim /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/gensim" --sg "$SG" \
+    --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
+    --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$THREADS"
+  evaluate gensim --vectors "$OUT/gensim.bin"
+fi
+
+if [ "$FASTTEXT" = 1 ]; then
+  echo "== fastText $(dpkg-query -W -f='${Version}' fasttext 2>/dev/null) (-minn 0 -maxn 0)"
+  FT_MODE=skipgram; [ "$SG" = 0 ] && FT_MODE=cbow
+  timed fasttext fasttext "$FT_MODE" -input "$CORPUS" -output "$OUT/fasttext" -dim "$DIM" -ws "$WINDOW" \
+    -neg "$NEGATIVE" -loss "$FT_LOSS" -minCount "$MIN_COUNT" -t "$SAMPLE" -lr "$LR" -epoch "$EPOCHS" \
+    -thread "$THREADS" -minn 0 -maxn 0 -verbose 1
+  evaluate fasttext --vectors "$OUT/fasttext.vec"
+fi
+
+/usr/bin/python3 - "$OUT" "$EPOCHS" <<'PY'
+import json, os, sys
+out, epochs = sys.argv[1], int(sys.argv[2])
+nan = float("nan")
+words = int(open(f"{out}/corpus_words.txt").read()) * epochs
+tools = [t for t in ("ours", "gensim", "fasttext") if os.path.exists(f"{out}/{t}.eval.json")]
+def rss(t):
+    for line in open(f"{out}/{t}.time"):
+        if "Maximum resident set size" in line:
+            return int(line.split()[-1]) / 1024
+    return nan
+def score(t):
+    e = json.load(open(f"{out}/{t}.eval.json"))
+    fam = [s for s in e["analogy"]["sections"] if s["name"] == "family"]
+    a = e["analogy"]["total"]
+    return {"acc": 100 * a["accuracy"], "cov": 100 * a["coverage"], "seen": a["seen"], "questions": a["questions"],
+            "family": 100 * fam[0]["accuracy"] if fam else nan,
+            "rho": e["similarity"]["spearman"] if e["similarity"]["spearman"] is not None else nan,
+            "oov": 100 * e["similarity"]["oov_ratio"], "vocab": e["words"]}
+col = {}
+for t in tools:
+    wall = float(open(f"{out}/{t}.wall").read())
+    col[t] = dict(score(t), wall=wall, wps=words / wall, rss=rss(t))
+if "gensim" in col:
+    g = json.load(open(f"{out}/gensim.json"))
+    col["gensim"]["train_wps"] = g["raw_words"] / g["train_seconds"]
+if "ours" in col:
+    m = [json.loads(l) for l in open(f"{out}/ours/metrics.jsonl")]
+    el = [x["elapsed_s"] for x in m if "elapsed_s" in x]
+    if el: col["ours"]["train_wps"] = words / max(el)
+rows = [("words/s (epochs x corpus words / whole-process wall)", "wps", "{:10.0f}"),
+        ("words/s (training loop only)", "train_wps", "{:10.0f}"),
+        ("wall time (s)", "wall", "{:10.1f}"),
+        ("peak RSS (MiB)", "rss", "{:10.0f}"),
+        ("vocabulary (words)", "vocab", "{:10.0f}"),
+        ("analogy accuracy, overall (%)", "acc", "{:10.2f}"),
+        ("analogy coverage (% of questions)", "cov", "{:10.2f}"),
+        ("analogy accuracy, family (%)", "family", "{:10.2f}"),
+        ("WordSim-353 Spearman rho", "rho", "{:10.3f}"),
+        ("WordSim-353 pairs out of vocabulary (%)", "oov", "{:10.2f}")]
+peers = [t for t in tools if t != "ours"]
+head = f"{'metric':54}" + "".join(f"{t:>10}" for t in tools) + "".join(f"{'ours/' + p:>15}" for p in peers)
+lines = [head]
+for name, key, f in rows:
+    vals = [col[t].get(key, nan) for t in tools]
+    cells = "".join((f.format(v) if v == v else f"{'n/a':>10}") for v in vals)
+    for p in peers:
+        a, b = col["ours"].get(key, nan), col[p].get(key, nan)
+        r = a / b if b and a == a and b == b else nan
+        cells += f"{r:15.2f}" if r == r else f"{'n/a':>15}"
+    lines.append(f"{name:54}{cells}")
+lines.append(f"corpus {words // epochs} words x {epochs} epochs; " + open(f"{out}/hyper.txt").read().strip())
+table = "\n".join(lines)
+print(table)
+open(f"{out}/table.txt", "w").write(table + "\n")
+PY
+echo "results in $OUT (table.txt)"
