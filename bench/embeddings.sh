@@ -119,7 +119,7 @@ def score(t):
     return {"acc": 100 * a["accuracy"], "cov": 100 * a["coverage"], "seen": a["seen"], "questions": a["questions"],
             "family": 100 * fam[0]["accuracy"] if fam else nan,
             "rho": e["similarity"]["spearman"] if e["similarity"]["spearman"] is not None else nan,
-            "oov": 100 * e["similarity"]["oov_ratio"], "vocab": e["words"]}
+            "oov": e["similarity"]["oov_ratio"], "vocab": e["words"]}
 col = {}
 for t in tools:
     wall = float(open(f"{out}/{t}.wall").read())
