@@ -1,5 +1,5 @@
 // The TorchScript export of word vectors (infer/export_word_vectors.h): lookups by id and by
-// word, the saved file's round trip, `nlpzoo export` on a word2vec run, and Debian's python3-torch.
+// word, the saved file's round trip. (`nlpzoo export` of a trained run: tests/test_embed_trained.cpp.)
 #include <gtest/gtest.h>
 
 #include <torch/script.h>
@@ -59,55 +59,4 @@ TEST(ExportWordVectors, SavedFileLoadsWithItsExtraFilesAndIsASnapshot) {
   EXPECT_EQ(m.attr("words").toListRef().at(1).toStringRef(), "king");
   EXPECT_THROW(export_word_vectors((dir / "no/such/dir/v.pt").string(), vectors, {}), UserError);
   fs::remove_all(dir);
-}
-
-// A word2vec run from the CLI exports to TorchScript, and python3-torch reads the same vectors
-// that `nlpzoo embed export --format text` writes.
-TEST(RegressionExportWordVectors, TrainedRunExportsAndLoadsInPython) {
-  const auto root = test::fresh_temp_dir("export_wv_cli");
-  fs::create_directories(root / "data");
-  {
-    std::ofstream out(root / "data" / "english.txt");
-    const char* lines[] = {"the king rules the land", "the queen rules the land", "a man and a woman",
-                           "the king and the queen", "a land of the man"};
-    for (int i = 0; i < 400; ++i) out << lines[i % 5] << "\n";
-  }
-  const auto run = (root / "run").string(), pt = (root / "v.pt").string(), txt = (root / "v.txt").string();
-  const std::string config = std::string(NLPZOO_SOURCE_DIR) + "/configs/skipgram-ns.ini";
-  auto r = test::run_cli("train --config " + test::shell_quote(config) + " --data-dir " +
-                         test::shell_quote((root / "data").string()) + " --run-dir " + test::shell_quote(run) +
-                         " --device cpu --max_epochs 1 --valid_every 20 --dim 8");
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
-  r = test::run_cli("export --run-dir " + test::shell_quote(run) + " --out " + test::shell_quote(pt));
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
-  r = test::run_cli("embed export --run-dir " + test::shell_quote(run) + " --format text --out " +
-                    test::shell_quote(txt));
-  ASSERT_EQ(r.status, 0) << r.out << r.err;
-  const auto expected = read_word_vectors(txt);
-  auto m = torch::jit::load(pt);
-  EXPECT_TRUE(torch::equal(m.attr("vectors").toTensor(), expected.vectors()));
-
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
-  auto py = test::run_command("OMP_NUM_THREADS=1 /usr/bin/python3 -c " +
-                              test::shell_quote("import sys, torch\n"
-                                                "m = torch.jit.load(sys.argv[1])\n"
-                                                "v = m(m.ids(['king', 'queen']))\n"
-                                                "print(m.words[0], m.dim, tuple(v.shape), ' '.join('%.9g' % x for x in v[0].tolist()))\n") +
-                              " " + test::shell_quote(pt));
-  ASSERT_EQ(py.status, 0) << py.out << py.err;
-  std::istringstream in(py.out);
-  std::string first, shape0, shape1;
-  int64_t dim = 0;
-  in >> first >> dim >> shape0 >> shape1;
-  EXPECT_EQ(first, expected.words()[0]);
-  EXPECT_EQ(dim, 8);
-  EXPECT_EQ(shape0 + shape1, "(2,8)");
-  const auto king = expected.vectors()[expected.find("king")];
-  for (int64_t i = 0; i < 8; ++i) {
-    float x = 0;
-    in >> x;
-    EXPECT_NEAR(x, king[i].item<float>(), 1e-6) << i;
-  }
-  fs::remove_all(root);
 }
