@@ -187,7 +187,9 @@ int run_eval(const std::vector<std::string>& args) {
        "analogy questions scored by one matrix product (memory: batch * restrict * 4 bytes; "
        "lowered automatically to stay under 128 MiB)")
       ("json", po::value<std::string>(), "also write the scores as JSON to this file (atomically)");
-  auto vm = parse_args(args, desc, "embed eval --vectors FILE [--analogy FILE] [--similarity FILE] [--json OUT]");
+  auto vm = parse_args(args, desc, "embed eval --vectors FILE [--analogy FILE] [--similarity FILE] [--json OUT]\n\n"
+                                   "A question or pair with a word outside the vocabulary is not covered (gensim's\n"
+                                   "convention), also for subword runs that could make vectors for such words.");
   if (!vm) return 0;
   if (!vm->count("analogy") && !vm->count("similarity"))
     throw UserError("nothing to evaluate: give --analogy FILE and/or --similarity FILE");
