@@ -59,13 +59,24 @@ int64_t require_word(const WordVectors& vectors, const std::string& word, const 
   return row;
 }
 
+torch::Tensor query_vector(const WordVectors& vectors, const std::string& word, const OovVectors& oov,
+                           const std::string& what) {
+  const int64_t row = vectors.find(word);
+  if (row >= 0) return vectors.vectors().slice(0, row, row + 1);
+  if (oov) {
+    if (auto v = oov(word)) return v->to(torch::kFloat).reshape({1, -1});
+  }
+  require_word(vectors, word, what);  // throws: the word is in neither
+  return {};
+}
+
 std::vector<ScoredWord> nearest_neighbours(const WordVectors& vectors, const std::string& word, int64_t k,
-                                           int64_t restrict_vocab) {
+                                           int64_t restrict_vocab, const OovVectors& oov) {
   require_k(k);
-  const int64_t row = require_word(vectors, word);
+  const auto vector = query_vector(vectors, word, oov);
   const int64_t R = candidate_rows(vectors, restrict_vocab);
   torch::NoGradGuard no_grad;
-  const auto query = unit_rows(vectors.vectors().slice(0, row, row + 1));             // [1, D]
+  const auto query = unit_rows(vector);                                                // [1, D]
   auto scores = unit_rows(vectors.vectors().slice(0, 0, R)).matmul(query.t()).squeeze(1);  // [R]
   // Every row holding the query word (a file may repeat a word) is excluded.
   exclude(scores, vectors, {word});
@@ -96,13 +107,14 @@ torch::Tensor analogy_scores(const torch::Tensor& a, const torch::Tensor& b, con
 }
 
 std::vector<ScoredWord> analogy(const WordVectors& vectors, const std::string& a, const std::string& b,
-                                const std::string& c, int64_t k, AnalogyMethod method, int64_t restrict_vocab) {
+                                const std::string& c, int64_t k, AnalogyMethod method, int64_t restrict_vocab,
+                                const OovVectors& oov) {
   require_k(k);
-  const int64_t ra = require_word(vectors, a), rb = require_word(vectors, b), rc = require_word(vectors, c);
+  const auto va = query_vector(vectors, a, oov), vb = query_vector(vectors, b, oov), vc = query_vector(vectors, c, oov);
   const int64_t R = candidate_rows(vectors, restrict_vocab);
   torch::NoGradGuard no_grad;
-  const auto row = [&](int64_t r) { return unit_rows(vectors.vectors().slice(0, r, r + 1)); };  // [1, D]
-  auto scores = analogy_scores(row(ra), row(rb), row(rc), unit_rows(vectors.vectors().slice(0, 0, R)), method)
+  auto scores = analogy_scores(unit_rows(va), unit_rows(vb), unit_rows(vc), unit_rows(vectors.vectors().slice(0, 0, R)),
+                               method)
                     .squeeze(0);  // [R]
   exclude(scores, vectors, {a, b, c});
   return top_k(vectors, scores, k);

@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,16 @@ torch::Tensor unit_rows(const torch::Tensor& m);
 /// when it is absent; `what` (e.g. "--vectors model.vec") is added to the message.
 int64_t require_word(const WordVectors& vectors, const std::string& word, const std::string& what = "");
 
+/// Where a query word outside the table gets its vector ([D] float32), e.g. a subword model's
+/// n-grams (WordVectorSource::oov_vector); std::nullopt when it has none. An empty function
+/// means: no vectors beyond the table's.
+using OovVectors = std::function<std::optional<torch::Tensor>(const std::string& word)>;
+
+/// The vector of a query word as a [1, D] float32 row: its row in `vectors`, else oov(word)
+/// when that gives one. Throws UserError as require_word (with `what`) when neither has it.
+torch::Tensor query_vector(const WordVectors& vectors, const std::string& word, const OovVectors& oov = {},
+                           const std::string& what = "");
+
 /// A word found by a query, with its score (cosine similarity for neighbours and 3CosAdd,
 /// Levy & Goldberg's 3CosMul objective for 3CosMul).
 struct ScoredWord {
@@ -31,9 +43,11 @@ struct ScoredWord {
 
 /// The k words of largest cosine similarity cos(u, v) = u·v / (|u| |v|) to `word`, best first,
 /// `word` itself excluded. Only the first `restrict_vocab` rows are candidates (0: all; word2vec
-/// files list the most frequent words first). Throws UserError naming an unknown word, or k < 1.
+/// files list the most frequent words first). A word outside the table is answered with
+/// oov(word) when given (query_vector); the neighbours are always table words. Throws
+/// UserError naming an unknown word, or k < 1.
 std::vector<ScoredWord> nearest_neighbours(const WordVectors& vectors, const std::string& word, int64_t k,
-                                           int64_t restrict_vocab = 0);
+                                           int64_t restrict_vocab = 0, const OovVectors& oov = {});
 
 /// How an analogy a:b :: c:? is answered; â is a's unit vector and cos(x, y) = x̂·ŷ.
 enum class AnalogyMethod {
@@ -57,9 +71,11 @@ torch::Tensor analogy_scores(const torch::Tensor& a, const torch::Tensor& b, con
                              const torch::Tensor& candidates, AnalogyMethod method);
 
 /// The k best answers d of a:b :: c:? (e.g. man:woman :: king:? -> queen), a, b and c
-/// excluded, best first, among the first `restrict_vocab` rows (0: all). Throws UserError
-/// naming an unknown word, or k < 1.
+/// excluded, best first, among the first `restrict_vocab` rows (0: all). Query words outside
+/// the table are answered with oov (query_vector). Throws UserError naming an unknown word, or
+/// k < 1.
 std::vector<ScoredWord> analogy(const WordVectors& vectors, const std::string& a, const std::string& b,
-                                const std::string& c, int64_t k, AnalogyMethod method, int64_t restrict_vocab = 0);
+                                const std::string& c, int64_t k, AnalogyMethod method, int64_t restrict_vocab = 0,
+                                const OovVectors& oov = {});
 
 }  // namespace nlpzoo

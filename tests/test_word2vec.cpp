@@ -15,6 +15,7 @@
 #include <set>
 
 #include "datasets/io.h"
+#include "datasets/subwords.h"
 #include "datasets/word2vec_corpus.h"
 #include "models/embeddings/word2vec.h"
 #include "tests/test_util.h"
@@ -706,6 +707,158 @@ TEST_F(Word2VecData, BadInputNamesTheFileOrKey) {
   Word2VecTask t5;
   err = test::user_error_of([&] { t5.setup(c, context("r5", {Split::kTest})); });
   EXPECT_NE(err.find("test split"), std::string::npos) << err;
+}
+
+// ---- subwords (Bojanowski et al. 2017) ----
+
+namespace {
+
+// The mean of `rows` of the model's input table: [D].
+torch::Tensor mean_of_rows(Word2VecTask& task, const std::vector<int64_t>& rows) {
+  return task.word2vec().input_vectors->weight.detach().index_select(0, torch::tensor(rows, torch::kLong)).mean(0);
+}
+
+}  // namespace
+
+// The subword Skip-Gram batch holds the plain run's pairs (same draws), each as a bag of the
+// centre word's rows predicting the context word; its loss is the objective at the bags' means;
+// vectors are the means of a word's rows (vocabulary) or of its n-gram rows (OOV).
+TEST_F(Word2VecData, SubwordBatchesVectorsAndOov) {
+  Config c = w2v_config({"--maxn", "4", "--bucket", "1000"});
+  Word2VecTask task;
+  task.setup(c, context("run"));
+  const auto& vocab = task.vocabulary();
+  const int64_t V = vocab.size();
+  EXPECT_EQ(task.word2vec().input_vectors->weight.sizes(), (std::vector<int64_t>{V + 1000, 8}));
+  Config plain_config = w2v_config();
+  Word2VecTask plain;
+  plain.setup(plain_config, context("plain"));
+  const auto table = subword_rows(vocab.words(), 3, 4, 1000);
+  auto b = task.make_batch(Split::kTrain, 0, 1), pb = plain.make_batch(Split::kTrain, 0, 1);
+  ASSERT_EQ(b.num_examples, pb.num_examples);
+  EXPECT_EQ(b.num_tokens, pb.num_tokens);
+  EXPECT_TRUE(torch::equal(b.tensors.at("centre"), pb.tensors.at("context")));  // the targets
+  EXPECT_TRUE(torch::equal(b.tensors.at("negatives"), pb.tensors.at("negatives")));
+  const auto centres = pb.tensors.at("centre");
+  std::vector<int64_t> words(centres.data_ptr<int64_t>(), centres.data_ptr<int64_t>() + centres.numel()), offsets;
+  for (size_t i = 0; i < words.size(); ++i) offsets.push_back(static_cast<int64_t>(i));
+  table.expand_bags(words, offsets);
+  EXPECT_EQ(b.tensors.at("context").sizes(), (std::vector<int64_t>{static_cast<int64_t>(words.size())}));
+  EXPECT_TRUE(torch::equal(b.tensors.at("context"), torch::tensor(words, torch::kLong)));
+  EXPECT_TRUE(torch::equal(b.tensors.at("offsets"), torch::tensor(offsets, torch::kLong)));
+
+  // The loss: hidden_i = mean of the rows of pair i's centre word.
+  std::vector<torch::Tensor> hidden;
+  for (int64_t i = 0; i < b.num_examples; ++i) {
+    const int64_t w = centres[i].item<int64_t>();
+    hidden.push_back(mean_of_rows(task, std::vector<int64_t>(table.rows.begin() + table.offsets[w],
+                                                             table.rows.begin() + table.offsets[w + 1])));
+  }
+  const auto want = task.word2vec().objective->loss(torch::stack(hidden), b.tensors.at("centre"), b.tensors.at("negatives"));
+  EXPECT_NEAR(task.loss(b).loss_sum.item<double>(), want.item<double>(), 1e-4);
+
+  // "cat": its row and the rows of <ca, <cat, cat, cat>, at> (5 n-grams of 3..4 characters).
+  const int64_t cat = vocab.find("cat");
+  std::vector<int64_t> rows = {cat};
+  for (int64_t h : ngram_buckets("cat", 3, 4, 1000)) rows.push_back(V + h);
+  ASSERT_EQ(rows.size(), 6u);
+  const auto wv = task.word_vectors();
+  EXPECT_EQ(wv.words(), vocab.words());
+  EXPECT_LT(test::max_diff(wv.vectors()[cat], mean_of_rows(task, rows)), 1e-7);
+  // An OOV word: the mean of its n-gram rows only; a word without one has no vector.
+  std::vector<int64_t> cats;
+  for (int64_t h : ngram_buckets("cats", 3, 4, 1000)) cats.push_back(V + h);
+  ASSERT_EQ(cats.size(), 7u);  // <ca <cat cat cats ats ats> ts>
+  const auto oov = task.oov_vector("cats");
+  ASSERT_TRUE(oov.has_value());
+  EXPECT_LT(test::max_diff(*oov, mean_of_rows(task, cats)), 1e-7);
+  EXPECT_FALSE(task.oov_vector("").has_value());  // "<>": no 3-gram
+  EXPECT_FALSE(plain.oov_vector("cats").has_value());
+  // Plain runs keep the word rows as they are.
+  EXPECT_TRUE(torch::equal(plain.word_vectors().vectors(), plain.word2vec().input_vectors->weight.detach()));
+
+  // CBOW: the bag of each example holds the rows of each of its context words.
+  Config cc = w2v_config({"--maxn", "4", "--bucket", "1000", "--model", "cbow"}), pc = w2v_config({"--model", "cbow"});
+  Word2VecTask cbow, plain_cbow;
+  cbow.setup(cc, context("cbow"));
+  plain_cbow.setup(pc, context("plain_cbow"));
+  auto cb = cbow.make_batch(Split::kTrain, 0, 2), pcb = plain_cbow.make_batch(Split::kTrain, 0, 2);
+  const auto pctx = pcb.tensors.at("context"), poff = pcb.tensors.at("offsets");
+  std::vector<int64_t> cw(pctx.data_ptr<int64_t>(), pctx.data_ptr<int64_t>() + pctx.numel());
+  std::vector<int64_t> co(poff.data_ptr<int64_t>(), poff.data_ptr<int64_t>() + poff.numel());
+  table.expand_bags(cw, co);
+  EXPECT_TRUE(torch::equal(cb.tensors.at("context"), torch::tensor(cw, torch::kLong)));
+  EXPECT_TRUE(torch::equal(cb.tensors.at("offsets"), torch::tensor(co, torch::kLong)));
+  EXPECT_TRUE(torch::equal(cb.tensors.at("centre"), pcb.tensors.at("centre")));
+}
+
+// Subword Skip-Gram and CBOW learn the tiny corpus as the plain models do.
+TEST_F(Word2VecData, SubwordModelsTrain) {
+  for (const char* model : {"skipgram", "cbow"}) {
+    SCOPED_TRACE(model);
+    torch::manual_seed(1);
+    const std::string run = std::string("sub_") + model;
+    Config c = w2v_config({"--model", model, "--maxn", "4", "--bucket", "1000", "--max_epochs", "8", "--lr", "0.025",
+                           "--lr_schedule", "linear_decay", "--min_lr", "1e-4", "--batch_size", "20"});
+    Word2VecTask task;
+    task.setup(c, context(run));
+    const double before = evaluate_loss(task, Split::kValid, torch::kCPU).loss;
+    ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / run).string()).train(false), 0);
+    const double after = evaluate_loss(task, Split::kValid, torch::kCPU).loss;
+    EXPECT_LT(after, 0.8 * before) << before << " -> " << after;
+    EXPECT_TRUE(task.word2vec().input_vectors->weight.grad().is_sparse());
+    const auto wv = task.word_vectors();
+    auto vec = [&](const std::string& w) { return wv.vectors()[wv.find(w)]; };
+    EXPECT_GT(cosine(vec("cat"), vec("dog")), cosine(vec("cat"), vec("two")));
+    EXPECT_GT(cosine(vec("one"), vec("six")), cosine(vec("one"), vec("fox")));
+  }
+}
+
+TEST_F(Word2VecData, BadSubwordKeysNameTheKey) {
+  for (const auto& [key, flags] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"minn", {"--minn=0"}}, {"maxn", {"--maxn", "2"}}, {"maxn", {"--maxn=-1"}},
+           {"bucket", {"--maxn", "6", "--bucket=0"}}}) {
+    Config bad = w2v_config(flags);
+    Word2VecTask t;
+    auto err = test::user_error_of([&] { t.setup(bad, {(root_ / "none").string(), "", {Split::kTrain}, false}); });
+    EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << key << ": " << err;
+  }
+  Config ok = w2v_config({"--bucket=0"});  // no subwords: bucket is not used
+  Word2VecTask t;
+  EXPECT_NO_THROW(t.setup(ok, context("ok")));
+}
+
+// `nlpzoo embed similar/analogy --run-dir` answers an OOV word from a subword run (checkpoint
+// alone, config keys from it), and a plain run still says the word is not in the vocabulary.
+TEST_F(Word2VecData, EmbedAnswersOovWordsOfSubwordRuns) {
+  for (const bool subwords : {true, false}) {
+    SCOPED_TRACE(subwords);
+    const std::string run = subwords ? "sub" : "plain";
+    std::vector<std::string> flags = {"--max_steps", "3", "--valid_interval", "3"};
+    if (subwords) flags.insert(flags.end(), {"--maxn", "4", "--bucket", "1000"});
+    Config c = w2v_config(flags);
+    Word2VecTask task;
+    task.setup(c, context(run));
+    ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / run).string()).train(false), 0);
+    const auto dir = test::shell_quote((root_ / run).string());
+    auto r = test::run_cli("embed similar cats --run-dir " + dir + " -k 3");
+    auto a = test::run_cli("embed analogy cat cats dog --run-dir " + dir + " -k 2");
+    if (subwords) {
+      ASSERT_EQ(r.status, 0) << r.out << r.err;
+      EXPECT_NE(r.out.find("rank"), std::string::npos) << r.out;
+      EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 4) << r.out;  // header + 3 neighbours
+      ASSERT_EQ(a.status, 0) << a.out << a.err;
+      const auto answers = a.out.substr(a.out.find("rank"));  // the query words are never answers
+      EXPECT_EQ(std::count(answers.begin(), answers.end(), '\n'), 3) << a.out;
+      EXPECT_EQ(answers.find("dog"), std::string::npos) << a.out;
+      EXPECT_EQ(answers.find("cat "), std::string::npos) << a.out;
+    } else {
+      EXPECT_EQ(r.status, 1);
+      EXPECT_NE(r.err.find("'cats' is not in the vocabulary"), std::string::npos) << r.err;
+      EXPECT_EQ(a.status, 1);
+      EXPECT_NE(a.err.find("'cats' is not in the vocabulary"), std::string::npos) << a.err;
+    }
+  }
 }
 
 // ---- the CLI ----

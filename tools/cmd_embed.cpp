@@ -27,7 +27,9 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // THE SEAM: where every `embed` subcommand obtains its word vectors: from a word2vec file
 // (--vectors) or from a trained run whose task is a WordVectorSource (--run-dir), and nowhere
-// else.
+// else. Queries (similar, analogy) may also ask the run for words outside its table
+// (WordVectorSource::oov_vector, e.g. a subword model's n-grams); evaluations never do (gensim's
+// convention: a question with an unknown word is not covered).
 
 void add_vector_flags(po::options_description& desc) {
   desc.add_options()
@@ -40,7 +42,9 @@ void add_vector_flags(po::options_description& desc) {
       ("checkpoint", po::value<std::string>()->default_value("best"), "with --run-dir: best or last");
 }
 
-WordVectors vectors_from_flags(const po::variables_map& vm) {
+/// `oov`, when given, receives the run's vectors for words outside the table (left empty for
+/// --vectors files and for runs that cannot make them).
+WordVectors vectors_from_flags(const po::variables_map& vm, OovVectors* oov = nullptr) {
   const bool file = vm.count("vectors") > 0, run = vm.count("run-dir") > 0;
   if (file && run) throw UserError("--vectors and --run-dir: give only one source of word vectors");
   if (file) return read_word_vectors(vm["vectors"].as<std::string>());
@@ -51,6 +55,10 @@ WordVectors vectors_from_flags(const po::variables_map& vm) {
   if (source == nullptr)
     throw UserError("--run-dir " + run_dir + ": this run trains task '" + loaded.header.task +
                     "', which has no word vectors (train a word-vector model, or pass --vectors FILE)");
+  if (oov != nullptr) {
+    std::shared_ptr<Task> task = std::move(loaded.task);  // kept alive by the lookup
+    *oov = [task, source](const std::string& word) { return source->oov_vector(word); };
+  }
   return source->word_vectors();
 }
 
@@ -101,14 +109,17 @@ int run_similar(const std::vector<std::string>& args) {
       ("restrict", po::value<int64_t>()->default_value(0),
        "only the first N rows (the most frequent words) may be neighbours; 0 = every word");
   auto vm = parse_args(args, desc, "embed similar WORD --vectors FILE [-k 10] [--restrict N]\n\n"
-                                   "The k words of largest cosine similarity to WORD (WORD itself excluded).",
+                                   "The k words of largest cosine similarity to WORD (WORD itself excluded). With --run-dir of a\n"
+                                   "subword model (word2vec with maxn > 0), a WORD outside the vocabulary is answered from its\n"
+                                   "character n-grams; the neighbours are vocabulary words.",
                        {"word"});
   if (!vm) return 0;
   if (!vm->count("word")) throw UserError("a query WORD is required (nlpzoo embed similar WORD --vectors FILE)");
-  const auto vectors = vectors_from_flags(*vm);
+  OovVectors oov;
+  const auto vectors = vectors_from_flags(*vm, &oov);
   const auto word = (*vm)["word"].as<std::string>();
-  require_word(vectors, word, vectors_name(*vm));
-  print_scored(nearest_neighbours(vectors, word, (*vm)["count"].as<int64_t>(), restrict_flag(*vm, "restrict")),
+  query_vector(vectors, word, oov, vectors_name(*vm));  // an unknown word is reported with the source's name
+  print_scored(nearest_neighbours(vectors, word, (*vm)["count"].as<int64_t>(), restrict_flag(*vm, "restrict"), oov),
                "cosine");
   return 0;
 }
@@ -126,19 +137,21 @@ int run_analogy(const std::vector<std::string>& args) {
       ("restrict", po::value<int64_t>()->default_value(0),
        "only the first N rows (the most frequent words) may answer; 0 = every word");
   auto vm = parse_args(args, desc, "embed analogy A B C --vectors FILE [-k 10] [--method add|mul]\n\n"
-                                   "Answers A:B :: C:? (man woman king -> queen); A, B and C are never answers.",
+                                   "Answers A:B :: C:? (man woman king -> queen); A, B and C are never answers. With --run-dir\n"
+                                   "of a subword model, A, B and C may be outside the vocabulary (their n-grams' vectors).",
                        {"words"});
   if (!vm) return 0;
   const auto words = vm->count("words") ? (*vm)["words"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (words.size() != 3)
     throw UserError("expected three words A B C (for A:B :: C:?), got " + std::to_string(words.size()));
   const auto method = parse_analogy_method((*vm)["method"].as<std::string>());
-  const auto vectors = vectors_from_flags(*vm);
-  for (const auto& w : words) require_word(vectors, w, vectors_name(*vm));
+  OovVectors oov;
+  const auto vectors = vectors_from_flags(*vm, &oov);
+  for (const auto& w : words) query_vector(vectors, w, oov, vectors_name(*vm));
   std::cout << words[0] << " : " << words[1] << " :: " << words[2] << " : ?   (" << analogy_method_name(method)
             << ")\n";
   print_scored(analogy(vectors, words[0], words[1], words[2], (*vm)["count"].as<int64_t>(), method,
-                       restrict_flag(*vm, "restrict")),
+                       restrict_flag(*vm, "restrict"), oov),
                method == AnalogyMethod::kAdd ? "cosine" : "3CosMul");
   return 0;
 }
@@ -174,7 +187,9 @@ int run_eval(const std::vector<std::string>& args) {
        "analogy questions scored by one matrix product (memory: batch * restrict * 4 bytes; "
        "lowered automatically to stay under 128 MiB)")
       ("json", po::value<std::string>(), "also write the scores as JSON to this file (atomically)");
-  auto vm = parse_args(args, desc, "embed eval --vectors FILE [--analogy FILE] [--similarity FILE] [--json OUT]");
+  auto vm = parse_args(args, desc, "embed eval --vectors FILE [--analogy FILE] [--similarity FILE] [--json OUT]\n\n"
+                                   "A question or pair with a word outside the vocabulary is not covered (gensim's\n"
+                                   "convention), also for subword runs that could make vectors for such words.");
   if (!vm) return 0;
   if (!vm->count("analogy") && !vm->count("similarity"))
     throw UserError("nothing to evaluate: give --analogy FILE and/or --similarity FILE");

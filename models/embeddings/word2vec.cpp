@@ -202,10 +202,11 @@ torch::Tensor HierarchicalSoftmaxObjectiveImpl::loss(const torch::Tensor& hidden
 
 Word2VecImpl::Word2VecImpl(const Word2VecOptions& o, const std::vector<int64_t>& counts) : options_(o) {
   if (o.vocab_size() <= 0 || o.dim() <= 0) throw std::invalid_argument("word2vec: vocab_size and dim must be positive");
+  if (o.bucket() < 0) throw std::invalid_argument("word2vec: bucket must not be negative");
   if (static_cast<int64_t>(counts.size()) != o.vocab_size())
     throw std::invalid_argument("word2vec: " + std::to_string(counts.size()) + " counts for a vocabulary of " +
                                 std::to_string(o.vocab_size()));
-  input_vectors = register_module("input_vectors", make_vectors(o.vocab_size(), o.dim(), o.sparse()));
+  input_vectors = register_module("input_vectors", make_vectors(o.vocab_size() + o.bucket(), o.dim(), o.sparse()));
   switch (o.objective()) {
     case Word2VecObjective::kSoftmax:
       objective = std::make_shared<SoftmaxObjectiveImpl>(o.vocab_size(), o.dim());

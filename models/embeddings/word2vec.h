@@ -15,6 +15,16 @@
 //             the root of a Huffman tree of the word counts to w, s_j = +1 for code bit 0 and
 //             -1 for bit 1 (2013b eq. 3, with word2vec.c's tree and bit convention).
 // Initialisation as word2vec.c: v ~ U(-0.5/D, 0.5/D), output parameters θ = 0.
+//
+// Subword information (Bojanowski et al. 2017, "Enriching Word Vectors with Subword
+// Information", section 3.2; fastText): with `bucket` > 0 the input table has V + bucket rows,
+// the words' rows then the character n-gram buckets (datasets/subwords.h), and a word's input is
+// the bag of its own row and its n-grams' rows. The paper scores s(w, c) = Σ_{g in G_w} z_g·v_c
+// (eq. 1's sum); fastText's code, and this model, use the mean (1/|G_w|) Σ_g z_g, which is the
+// sum scaled by a positive per-word constant: cosine queries are identical, and the mean keeps
+// the hidden vector's scale (hence the learning rate) independent of the word's length. The
+// bags go through cbow_loss (Skip-Gram: one bag per (centre, context) pair; CBOW: the rows of
+// every context word in one bag); the output side is unchanged.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -71,8 +81,11 @@ class NoiseSampler {
 
 struct Word2VecOptions {
   Word2VecOptions(int64_t vocab_size, int64_t dim) : vocab_size_(vocab_size), dim_(dim) {}
-  /// Words V (rows of the input vectors).
+  /// Words V (the first V rows of the input vectors, and the output side's size).
   TORCH_ARG(int64_t, vocab_size);
+  /// Extra input rows after the V word rows: the character n-gram buckets (fastText's
+  /// -bucket); 0 = none, the plain word2vec model. The input table is [V + bucket, D].
+  TORCH_ARG(int64_t, bucket) = 0;
   /// Vector size D.
   TORCH_ARG(int64_t, dim);
   TORCH_ARG(Word2VecModel, model) = Word2VecModel::kSkipGram;
@@ -152,23 +165,25 @@ class HierarchicalSoftmaxObjectiveImpl : public Word2VecObjectiveImpl {
   bool mean_node_gradient_;
 };
 
-/// Skip-Gram or CBOW with one objective. Parameters: "input_vectors.weight" [V, D] and the
-/// objective's under "objective.".
+/// Skip-Gram or CBOW with one objective. Parameters: "input_vectors.weight" [V + bucket, D] and
+/// the objective's under "objective.".
 class Word2VecImpl : public torch::nn::Module {
  public:
   /// `counts`: the vocabulary's word counts, in id order, non-increasing (the Huffman tree and
   /// the noise distribution are built from them); size = options.vocab_size().
-  /// Throws std::invalid_argument for a non-positive size, counts of the wrong size, or
-  /// negative < 1 with negative sampling.
+  /// Throws std::invalid_argument for a non-positive size, a negative bucket, counts of the
+  /// wrong size, or negative < 1 with negative sampling.
   Word2VecImpl(const Word2VecOptions& options, const std::vector<int64_t>& counts);
 
   /// Skip-Gram: centre [N] int64, context [N] int64 (pairs; N may be 0), negatives [N, K]
   /// int64 (ns) -> summed loss, a scalar float.
   torch::Tensor skip_gram_loss(const torch::Tensor& centre, const torch::Tensor& context,
                                const torch::Tensor& negatives = {});
-  /// CBOW: context [M] int64, the context words of B centre words one after the other;
-  /// offsets [B] int64, where each centre's context starts in `context` (each non-empty);
-  /// centre [B] int64; negatives [B, K] int64 (ns) -> summed loss, a scalar float.
+  /// CBOW (and any bag of input rows): context [M] int64 input rows in [0, V + bucket), the
+  /// bags of B examples one after the other (CBOW: the context words; with subwords: their
+  /// rows, or for Skip-Gram the centre word's rows); offsets [B] int64, where each bag starts in
+  /// `context` (each non-empty); centre [B] int64, the targets in [0, V); negatives [B, K]
+  /// int64 (ns). The hidden vector is the mean of a bag's rows. -> summed loss, a scalar float.
   torch::Tensor cbow_loss(const torch::Tensor& context, const torch::Tensor& offsets, const torch::Tensor& centre,
                           const torch::Tensor& negatives = {});
 

@@ -31,7 +31,12 @@ ConfigSchema word2vec_schema() {
       .add("shuffle", "true", "visit the train batches in a different order every epoch (a stride permutation); "
                               "false: file order, as word2vec.c")
       .add("sparse", "true", "sparse gradients for the embedding matrices (only the rows a batch uses; needs "
-                             "optimizer = sgd)");
+                             "optimizer = sgd)")
+      .add("minn", "3", "subwords: shortest character n-gram of '<word>' (UTF-8 characters), as fastText's -minn")
+      .add("maxn", "0", "subwords: longest character n-gram; 0 = no subwords (plain word2vec), as fastText's -maxn 0; "
+                        "fastText's default 6 with minn 3")
+      .add("bucket", "2000000", "subwords: n-gram hash buckets, extra input rows after the words (FNV-1a mod "
+                                "bucket); memory bucket * dim * 4 bytes");
   return s;
 }
 
@@ -80,6 +85,13 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   negative_ = ns ? positive_key(config, "negative") : 0;
   if (ns) options.negative(negative_);
   if (options.ns_exponent() < 0) throw UserError("config key 'ns_exponent': must not be negative");
+  minn_ = positive_key(config, "minn");
+  maxn_ = config.get_int("maxn");
+  if (maxn_ != 0 && maxn_ < minn_)
+    throw UserError("config key 'maxn': must be 0 (no subwords) or at least minn = " + std::to_string(minn_) + ", got " +
+                    config.get("maxn"));
+  bucket_ = maxn_ > 0 ? positive_key(config, "bucket") : 0;
+  options.bucket(bucket_);
   const double sample = config.get_double("sample");
   if (sample < 0) throw UserError("config key 'sample': must be 0 (no subsampling) or positive, got " + config.get("sample"));
   const int64_t min_count = positive_key(config, "min_count");
@@ -137,6 +149,7 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
 
   options.vocab_size(vocab_.size());
   model_ = Word2Vec(options, vocab_.counts());
+  if (maxn_ > 0) subwords_ = subword_rows(vocab_.words(), minn_, maxn_, bucket_);
   sampler_ = ns ? &std::dynamic_pointer_cast<NegativeSamplingObjectiveImpl>(model_->objective)->sampler() : nullptr;
   keep_.resize(vocab_.size());
   for (int64_t w = 0; w < vocab_.size(); ++w) keep_[w] = keep_probability(vocab_.counts()[w], vocab_.total(), sample);
@@ -207,6 +220,8 @@ Batch Word2VecTask::make_batch(Split split, int64_t epoch, int64_t index) {
     }
     if (kind_ == Word2VecModel::kSkipGram) {
       skip_gram_pairs(kept, window_, rng, centre, context);
+      if (maxn_ > 0)  // one bag per pair, the centre word alone, predicting the context word
+        while (offsets.size() < centre.size()) offsets.push_back(static_cast<int64_t>(offsets.size()));
     } else {
       for_each_window(static_cast<int64_t>(kept.size()), window_, rng, [&](int64_t i, int64_t first, int64_t last) {
         offsets.push_back(static_cast<int64_t>(context.size()));
@@ -216,11 +231,16 @@ Batch Word2VecTask::make_batch(Split split, int64_t epoch, int64_t index) {
       });
     }
   }
+  if (maxn_ > 0) {
+    // Bags of words -> bags of rows; Skip-Gram's inputs are its centre words.
+    if (kind_ == Word2VecModel::kSkipGram) centre.swap(context);
+    subwords_.expand_bags(context, offsets);
+  }
   Batch batch;
   const int64_t examples = static_cast<int64_t>(centre.size());
   batch.tensors["centre"] = to_tensor(centre);    // [N] or [B]
   batch.tensors["context"] = to_tensor(context);  // [N] or [M]
-  if (kind_ == Word2VecModel::kCbow) batch.tensors["offsets"] = to_tensor(offsets);  // [B]
+  if (kind_ == Word2VecModel::kCbow || maxn_ > 0) batch.tensors["offsets"] = to_tensor(offsets);  // [B]
   if (sampler_ != nullptr) batch.tensors["negatives"] = sampler_->sample(examples, negative_, rng);  // [N, K]
   batch.num_examples = examples;
   batch.num_tokens = words;
@@ -231,10 +251,11 @@ LossOutput Word2VecTask::loss(const Batch& batch) {
   const auto& centre = batch.tensors.at("centre");
   auto it = batch.tensors.find("negatives");
   const torch::Tensor negatives = it == batch.tensors.end() ? torch::Tensor() : it->second;
+  const bool bags = batch.tensors.count("offsets") > 0;
   torch::Tensor loss;
-  if (kind_ == Word2VecModel::kSkipGram || centre.numel() == 0)
-    // An empty CBOW batch takes the Skip-Gram path: embedding_bag wants at least one bag.
-    loss = model_->skip_gram_loss(centre, kind_ == Word2VecModel::kSkipGram ? batch.tensors.at("context") : centre, negatives);
+  if (!bags || centre.numel() == 0)
+    // An empty bag batch takes the Skip-Gram path: embedding_bag wants at least one bag.
+    loss = model_->skip_gram_loss(centre, bags ? centre : batch.tensors.at("context"), negatives);
   else
     loss = model_->cbow_loss(batch.tensors.at("context"), batch.tensors.at("offsets"), centre, negatives);
   return {loss, batch.num_tokens};
@@ -255,8 +276,28 @@ void Word2VecTask::restore_artifacts(const std::map<std::string, std::string>& b
 WordVectors Word2VecTask::word_vectors() const {
   if (model_.is_empty()) throw std::logic_error("Word2VecTask::word_vectors before setup");
   torch::NoGradGuard no_grad;
-  auto vectors = model_->input_vectors->weight.detach().to(torch::kCPU, torch::kFloat).clone();  // [V, D]
-  return WordVectors(vocab_.words(), vectors);
+  const auto& weight = model_->input_vectors->weight;  // [V + bucket, D]
+  torch::Tensor vectors;
+  if (maxn_ > 0) {
+    const auto rows = torch::tensor(subwords_.rows, torch::kLong).to(weight.device());
+    const auto starts = torch::tensor(subwords_.offsets, torch::kLong).slice(0, 0, vocab_.size()).to(weight.device());
+    vectors = torch::nn::functional::embedding_bag(
+        rows, weight, torch::nn::functional::EmbeddingBagFuncOptions().offsets(starts).mode(torch::kMean));  // [V, D]
+  } else {
+    vectors = weight.slice(0, 0, vocab_.size());
+  }
+  return WordVectors(vocab_.words(), vectors.detach().to(torch::kCPU, torch::kFloat).clone());
+}
+
+std::optional<torch::Tensor> Word2VecTask::oov_vector(const std::string& word) const {
+  if (model_.is_empty()) throw std::logic_error("Word2VecTask::oov_vector before setup");
+  if (maxn_ == 0) return std::nullopt;
+  auto rows = ngram_buckets(word, minn_, maxn_, bucket_);
+  if (rows.empty()) return std::nullopt;
+  for (auto& r : rows) r += vocab_.size();
+  torch::NoGradGuard no_grad;
+  const auto& weight = model_->input_vectors->weight;
+  return weight.index_select(0, torch::tensor(rows, torch::kLong).to(weight.device())).mean(0).to(torch::kCPU, torch::kFloat);
 }
 
 }  // namespace nlpzoo

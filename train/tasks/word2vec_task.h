@@ -30,6 +30,16 @@
 //   4. negative sampling: `negative` noise words per example from the unigram^0.75 table.
 // The validation loss is the same objective on the valid split, per valid word.
 //
+// Subwords (Bojanowski et al. 2017; fastText's -minn/-maxn/-bucket): with maxn > 0 the input
+// table gets `bucket` n-gram rows after the V word rows, and every vocabulary word's row list
+// (its own row, then V + hash(g) mod bucket for each character n-gram g of "<w>" with
+// minn <= |g| <= maxn, datasets/subwords.h) is computed once in setup. The examples then use
+// the bag layout: Skip-Gram makes one bag per (centre, context) pair, holding the centre
+// word's rows, with the context word as its target; CBOW's bag holds the rows of every context
+// word (fastText's cbow). word_vectors() gives a vocabulary word the mean of its rows
+// (fastText's getWordVector) and oov_vector() any other word the mean of its n-gram rows.
+// The keys are in the saved config, so a checkpoint alone rebuilds the subword model.
+//
 // Units: Batch::num_tokens is the number of vocabulary words the batch's lines hold before
 // subsampling (word2vec.c's word count), so the Trainer's tok/s is word2vec's words/s and its
 // loss is the summed objective per corpus word. The gradient is the sum over examples
@@ -48,6 +58,7 @@
 #include <optional>
 #include <string>
 
+#include "datasets/subwords.h"
 #include "datasets/word2vec_corpus.h"
 #include "datasets/word_vectors.h"
 #include "models/embeddings/word2vec.h"
@@ -57,7 +68,7 @@
 namespace nlpzoo {
 
 /// The word2vec task's config keys: model, objective, dim, window, negative, sample, min_count,
-/// batch_size, train_file, valid_every, shuffle, sparse, ns_exponent.
+/// batch_size, train_file, valid_every, shuffle, sparse, ns_exponent, minn, maxn, bucket.
 ConfigSchema word2vec_schema();
 
 class Word2VecTask : public Task, public WordVectorSource {
@@ -72,8 +83,12 @@ class Word2VecTask : public Task, public WordVectorSource {
   /// each example's context starts), "centre" [B] int64; with negative sampling also
   /// "negatives" [N or B, negative] int64. num_examples = N or B; num_tokens = vocabulary words
   /// of the batch's lines before subsampling. N or B may be 0.
+  /// With subwords (maxn > 0) both models use the bag layout: "context" [M] int64 holds each
+  /// example's input rows in [0, V + bucket) bag after bag (Skip-Gram: the centre word's rows;
+  /// CBOW: the rows of each context word), "offsets" [B], "centre" [B] the target word.
   Batch make_batch(Split split, int64_t epoch, int64_t index) override;
-  /// The summed objective over the batch's examples; num_tokens as the batch's.
+  /// The summed objective over the batch's examples; num_tokens as the batch's. A batch with
+  /// "offsets" is a bag batch (Word2VecImpl::cbow_loss), one without is Skip-Gram pairs.
   LossOutput loss(const Batch& batch) override;
   GradientReduction gradient_reduction() const override { return GradientReduction::kSum; }
   /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
@@ -83,8 +98,13 @@ class Word2VecTask : public Task, public WordVectorSource {
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
 
   /// The input vectors v_w ([V, dim] float32, CPU copy) with their words, in vocabulary order
-  /// (decreasing count): what word2vec writes as its vectors.
+  /// (decreasing count): what word2vec writes as its vectors. With subwords, a word's vector is
+  /// the mean of its own row and its n-gram rows (fastText's getWordVector).
   WordVectors word_vectors() const override;
+  /// With subwords: the mean of the n-gram rows of `word` ([dim] float32, CPU), for any word
+  /// (fastText's vector for an unknown word); std::nullopt without subwords (maxn = 0) or
+  /// when the word has no n-gram of minn..maxn characters.
+  std::optional<torch::Tensor> oov_vector(const std::string& word) const override;
 
   Word2VecImpl& word2vec() { return *model_; }
   const WordVocabulary& vocabulary() const { return vocab_; }
@@ -107,6 +127,8 @@ class Word2VecTask : public Task, public WordVectorSource {
   int64_t window_ = 5, negative_ = 0, batch_size_ = 250, seed_ = 0;
   bool shuffle_ = true;
   const NoiseSampler* sampler_ = nullptr;  // the negative-sampling objective's, or null
+  int64_t minn_ = 3, maxn_ = 0, bucket_ = 0;
+  SubwordRows subwords_;  // every word's input rows when maxn_ > 0, else empty
 };
 
 }  // namespace nlpzoo
