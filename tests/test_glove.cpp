@@ -268,14 +268,27 @@ TEST_F(GloveData, BatchesVisitEveryEntryOncePerEpoch) {
     EXPECT_EQ(e0[k], std::make_tuple(int64_t{x.rows[k]}, int64_t{x.cols[k]}, x.values[k]));
   EXPECT_EQ(e0, e1);
   EXPECT_THROW(task.make_batch(Split::kTrain, 0, n), std::out_of_range);
-  // The held-out counts are scaled by train words / valid words (180 and 20 lines of 7 words).
-  GloveTask alone;
-  Config c2 = glove_config();
-  alone.setup(c2, context("run2", {Split::kValid}));
-  const auto& raw = alone.cooccurrences(Split::kValid);
-  const auto& scaled = task.cooccurrences(Split::kValid);
-  ASSERT_EQ(raw.nnz(), scaled.nnz());
-  EXPECT_NEAR(scaled.values[0], raw.values[0] * 9.0, 1e-4);
+  // The valid split is the held-out pairs, both directions; with the train split they are the
+  // counts over all 200 lines.
+  const auto& valid = task.cooccurrences(Split::kValid);
+  EXPECT_GT(valid.nnz(), 0);
+  for (int64_t k = 0; k < valid.nnz(); ++k) {
+    EXPECT_TRUE(held_out_pair(valid.rows[k], valid.cols[k], 10));
+    EXPECT_EQ(x.at(valid.rows[k], valid.cols[k]), 0.0);
+    EXPECT_EQ(valid.at(valid.cols[k], valid.rows[k]), valid.values[k]);
+  }
+  EncodedLines all;
+  for (const auto& line : read_lines((root_ / "data" / "english.txt").string())) all.add(line, task.vocabulary());
+  EXPECT_EQ(all.num_lines(), 200);
+  const auto full = count_cooccurrences(all, 3);
+  EXPECT_EQ(full.nnz(), x.nnz() + valid.nnz());
+  for (int64_t k = 0; k < full.nnz(); ++k)
+    EXPECT_EQ(full.values[k], (held_out_pair(full.rows[k], full.cols[k], 10) ? valid : x).at(full.rows[k], full.cols[k]));
+  // About one pair in valid_every is held out.
+  int64_t held = 0;
+  for (int32_t i = 0; i < 300; ++i)
+    for (int32_t j = 0; j < 300; ++j) held += held_out_pair(i, j, 10);
+  EXPECT_NEAR(held / 90000.0, 0.1, 0.01);
 }
 
 // The tiny corpus is fitted: the weighted loss over all train entries falls by far, and words of
@@ -310,7 +323,7 @@ TEST_F(GloveData, ResumeIsExactAndCheckpointRebuilds) {
     return task;
   };
   auto straight = train("straight", 7, false);
-  ASSERT_EQ(straight->num_batches(Split::kTrain, 0), 5);
+  ASSERT_EQ(straight->num_batches(Split::kTrain, 0), 5);  // the resume below is mid-epoch 1, then crosses to 2
   train("split", 4, false);
   auto resumed = train("split", 7, true);
   for (const char* name : {"word.weight", "context.weight", "word_bias.weight", "context_bias.weight"})
@@ -356,6 +369,13 @@ TEST_F(GloveData, BadInputNamesTheFileOrKey) {
   GloveTask t3;
   err = test::user_error_of([&] { t3.setup(c, context("r3")); });
   EXPECT_NE(err.find("min_count=2"), std::string::npos) << err;
+
+  // No held-out pair (and no held-out line) with valid_every this large.
+  write_corpus(root_ / "data");
+  Config rare = glove_config({"--valid_every", "100000"});
+  GloveTask t5;
+  err = test::user_error_of([&] { t5.setup(rare, context("r5")); });
+  EXPECT_NE(err.find("valid_every=100000"), std::string::npos) << err;
 
   GloveTask t4;
   err = test::user_error_of([&] { t4.setup(c, context("r4", {Split::kTest})); });

@@ -8,6 +8,16 @@
 
 namespace nlpzoo {
 
+bool held_out_pair(int32_t i, int32_t j, int64_t valid_every) {
+  // splitmix64's finaliser (Steele et al. 2014) of the unordered pair, so that X_ij and X_ji
+  // fall on the same side and neighbouring ids do not.
+  uint64_t z = (uint64_t{static_cast<uint32_t>(std::min(i, j))} << 32) | static_cast<uint32_t>(std::max(i, j));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return z % static_cast<uint64_t>(valid_every) == 0;
+}
+
 ConfigSchema glove_schema() {
   ConfigSchema s;
   s.add("dim", "100", "word vector size D")
@@ -16,9 +26,11 @@ ConfigSchema glove_schema() {
       .add("x_max", "100", "weighting function f(x) = min(1, (x/x_max)^alpha): counts from x_max on weigh 1")
       .add("alpha", "0.75", "exponent of the weighting function f")
       .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
-      .add("batch_size", "100000", "co-occurrence entries (i, j, X_ij) per update")
+      .add("batch_size", "10000", "co-occurrence entries (i, j, X_ij) per update (English corpus: 10000 fits better per entry than 100000 at the same entries/s)")
       .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
-      .add("valid_every", "500", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
+      .add("valid_every", "100", "validation: about one word pair {i, j} in valid_every (by a hash of the pair) is "
+                                 "held out of the co-occurrences; line i with (i+1) % valid_every == 0 is left out of "
+                                 "the vocabulary count")
       .add("shuffle", "true", "visit the entries in a different order every epoch (a stride permutation); false: "
                               "sorted by (i, j)");
   return s;
@@ -46,28 +58,46 @@ void GloveTask::setup(Config& config, const TaskContext& context) {
       throw UserError(std::string("config key '") + key + "': glove's sparse gradients need " + key + " = 0, got " +
                       config.get(key));
 
-  auto corpus = load_word_corpus({"glove", config.get("train_file"), min_count, valid_every}, context, restored_vocab_);
+  // Both line splits are read whenever data is: every word pair's counts come from all lines,
+  // and the held-out pairs make the valid split (see the header).
+  TaskContext read = context;
+  if (!read.splits.empty() && !read.splits.count(Split::kTest)) read.splits = {Split::kTrain, Split::kValid};
+  auto corpus = load_word_corpus({"glove", config.get("train_file"), min_count, valid_every}, read, restored_vocab_);
   vocab_ = std::move(corpus.vocab);
   restored_vocab_.clear();
   model_ = Glove(options.vocab_size(vocab_.size()));
+  if (context.splits.empty()) return;
 
-  for (const auto& [split, lines] : corpus.lines) {
-    const auto start = std::chrono::steady_clock::now();
-    splits_[split] = count_cooccurrences(lines, window);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "glove: " << to_string(split) << " split: " << lines.num_lines() << " lines, " << lines.ids.size()
-              << " words; co-occurrences (window " << window << "): " << splits_[split].nnz() << " non-zeros, "
-              << splits_[split].nnz() * 12 / (1 << 20) << " MiB, counted in " << seconds << " s" << std::endl;
+  EncodedLines all = std::move(corpus.lines.at(Split::kTrain));
+  const auto& held = corpus.lines.at(Split::kValid);
+  for (int64_t s = 0; s < held.num_lines(); ++s) {
+    all.ids.insert(all.ids.end(), held.ids.begin() + held.offsets[s], held.ids.begin() + held.offsets[s + 1]);
+    all.offsets.push_back(static_cast<int64_t>(all.ids.size()));
   }
-  // The held-out counts, scaled to the train split's size, estimate its X_ij (see the header).
-  if (splits_.count(Split::kValid) && corpus.lines.count(Split::kTrain)) {
-    const double scale = static_cast<double>(corpus.lines.at(Split::kTrain).ids.size()) /
-                         static_cast<double>(corpus.lines.at(Split::kValid).ids.size());
-    for (auto& x : splits_.at(Split::kValid).values) x = static_cast<float>(x * scale);
+  const auto start = std::chrono::steady_clock::now();
+  const Cooccurrences x = count_cooccurrences(all, window);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto& train = splits_[Split::kTrain];
+  auto& valid = splits_[Split::kValid];
+  train.rows.reserve(x.nnz());
+  train.cols.reserve(x.nnz());
+  train.values.reserve(x.nnz());
+  for (int64_t k = 0; k < x.nnz(); ++k) {
+    auto& to = held_out_pair(x.rows[k], x.cols[k], valid_every) ? valid : train;
+    to.rows.push_back(x.rows[k]);
+    to.cols.push_back(x.cols[k]);
+    to.values.push_back(x.values[k]);
   }
-  if (splits_.count(Split::kTrain))
-    std::cout << "glove: " << vocab_.size() << " words seen >= " << min_count << " times; "
-              << num_batches(Split::kTrain, 0) << " batches of " << batch_size_ << " entries per epoch" << std::endl;
+  std::cout << "glove: " << all.num_lines() << " lines, " << all.ids.size() << " words; co-occurrences (window "
+            << window << "): " << x.nnz() << " non-zeros (" << x.nnz() * 12 / (1 << 20) << " MiB) counted in "
+            << seconds << " s; " << valid.nnz() << " of them held out for validation" << std::endl;
+  if (valid.nnz() == 0 || train.nnz() == 0)
+    throw UserError(context.data_dir + "/" + config.get("train_file") + ": " + std::to_string(x.nnz()) +
+                    " co-occurrence entries leave the " + (valid.nnz() == 0 ? "valid" : "train") +
+                    " split empty (valid_every=" + std::to_string(valid_every) + "); use a larger corpus" +
+                    (valid.nnz() == 0 ? " or lower valid_every" : ""));
+  std::cout << "glove: " << vocab_.size() << " words seen >= " << min_count << " times; "
+            << num_batches(Split::kTrain, 0) << " batches of " << batch_size_ << " entries per epoch" << std::endl;
 }
 
 const Cooccurrences& GloveTask::cooccurrences(Split split) const {

@@ -3,15 +3,24 @@
 // fitted by AdaGrad to a corpus's co-occurrence counts, on the shared Trainer.
 //
 // Data: as the word2vec task (train/tasks/word_corpus.h): <data_dir>/<train_file>, one
-// sentence per line; line i with (i + 1) % valid_every == 0 is held out; the vocabulary (the
-// train split's words seen min_count times) goes to <run_dir>/vocab.txt and into every
-// checkpoint, so a checkpoint alone rebuilds the model without counting anything.
+// sentence per line; the vocabulary (the words seen min_count times in the lines other than
+// every valid_every-th) goes to <run_dir>/vocab.txt and into every checkpoint, so a checkpoint
+// alone rebuilds the model without counting anything.
 //
-// Co-occurrences: setup counts X over the train split with a symmetric window of `window`
-// words weighted 1/d (datasets/cooccurrence.h) and prints its size and time. An epoch visits
-// every non-zero entry (i, j, X_ij) once, in the order of a stride permutation drawn from
-// (seed, epoch) (stride_permutation), cut into batches of batch_size entries; the same
-// (epoch, index) is always the same batch, so a resumed run continues exactly.
+// Co-occurrences: setup counts X over all the lines with a symmetric window of `window` words
+// weighted 1/d (datasets/cooccurrence.h) and prints its size and time. An epoch visits every
+// train entry (i, j, X_ij) once, in the order of a stride permutation drawn from (seed, epoch)
+// (stride_permutation), cut into batches of batch_size entries; the same (epoch, index) is
+// always the same batch, so a resumed run continues exactly.
+//
+// Validation: GloVe has no held-out objective of its own. Holding out lines does not give one:
+// the few co-occurrences of 1/500 of the text are a noisy, upward-biased sample (only pairs
+// that occur are entries), and on the English corpus their weighted loss, even scaled to the
+// train split's size, rose from the first epoch on while the analogies improved. So the valid
+// split is a set of held-out matrix entries instead: the word pairs {i, j} with
+// held_out_pair(i, j, valid_every) (both X_ij and X_ji) are left out of training, and the
+// valid loss is the same weighted loss per entry on them: how well w_iᵀw̃_j + b_i + b̃_j
+// predicts log X_ij for pairs the model never fitted.
 //
 // Loss and units: each batch's loss is ½ Σ f(X_ij)(w_iᵀw̃_j + b_i + b̃_j − log X_ij)² over its
 // entries (glove.c's cost); Batch::num_tokens is the number of entries, so the Trainer's loss
@@ -19,11 +28,6 @@
 // (Duchi et al. 2011; the paper's §4.2 optimiser, torch::optim::Adagrad, which handles the
 // embeddings' sparse gradients) scales each coordinate by its own history anyway; glove.c
 // starts that history at 1 (adagrad_initial_accumulator = 1) with lr 0.05.
-//
-// Validation: GloVe has no held-out objective, so the valid loss is the same weighted loss per
-// entry on the co-occurrences of the held-out lines, their counts scaled by (train words /
-// valid words) so that they estimate the train split's X_ij: how well the model predicts the
-// log co-occurrences of text it has not seen.
 #include <map>
 #include <string>
 
@@ -35,6 +39,10 @@
 
 namespace nlpzoo {
 
+/// Whether the word pair {i, j} belongs to the valid split: a hash of the unordered pair is
+/// divisible by valid_every (>= 1), so about 1 pair in valid_every is held out.
+bool held_out_pair(int32_t i, int32_t j, int64_t valid_every);
+
 /// The GloVe task's config keys: dim, window, x_max, alpha, min_count, batch_size, train_file,
 /// valid_every, shuffle.
 ConfigSchema glove_schema();
@@ -42,7 +50,7 @@ ConfigSchema glove_schema();
 class GloveTask : public Task, public WordVectorSource {
  public:
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
-  /// file when it is missing, empty, has no word seen min_count times or no held-out line.
+  /// file when it is missing, empty, has no word seen min_count times, or leaves a split empty.
   void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
   /// ceil(nnz / batch_size) for the split's co-occurrences.
@@ -62,7 +70,7 @@ class GloveTask : public Task, public WordVectorSource {
 
   GloveImpl& glove() { return *model_; }
   const WordVocabulary& vocabulary() const { return vocab_; }
-  /// The split's co-occurrences (valid: scaled as above). Throws UserError if not loaded.
+  /// The split's co-occurrence entries. Throws UserError if not loaded.
   const Cooccurrences& cooccurrences(Split split) const;
 
  private:
@@ -70,7 +78,7 @@ class GloveTask : public Task, public WordVectorSource {
   WordVocabulary vocab_;
   std::string restored_vocab_;  // the checkpoint's vocabulary text ("" when training anew)
   std::map<Split, Cooccurrences> splits_;
-  int64_t batch_size_ = 100000, seed_ = 0;
+  int64_t batch_size_ = 10000, seed_ = 0;
   bool shuffle_ = true;
 };
 
