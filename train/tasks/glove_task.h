@@ -27,7 +27,10 @@
 // is glove.c's printed cost per entry. The gradient is the batch's sum (kSum): AdaGrad
 // (Duchi et al. 2011; the paper's §4.2 optimiser, torch::optim::Adagrad, which handles the
 // embeddings' sparse gradients) scales each coordinate by its own history anyway; glove.c
-// starts that history at 1 (adagrad_initial_accumulator = 1) with lr 0.05.
+// starts that history at 1 (adagrad_initial_accumulator = 1) with lr 0.05. Two differences
+// from glove.c remain: LibTorch adds g² to the history before dividing (glove.c divides by the
+// history before this step), and a batch sums the gradients of a row's entries into one step
+// where glove.c (Hogwild) steps per entry, so frequent words take fewer, larger steps.
 #include <map>
 #include <string>
 
