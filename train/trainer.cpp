@@ -22,12 +22,13 @@ namespace fs = std::filesystem;
 ConfigSchema trainer_schema() {
   ConfigSchema s;
   s.add("task", "translation", "which Task trains (fixes the model family and its config keys)")
-      .add("optimizer", "adam", "optimizer", {"adam", "adamw", "sgd"})
+      .add("optimizer", "adam", "optimizer", {"adam", "adamw", "sgd", "adagrad"})
       .add("adam_beta1", "0.9", "Adam/AdamW beta1")
       .add("adam_beta2", "0.999", "Adam/AdamW beta2")
       .add("adam_eps", "1e-8", "Adam/AdamW epsilon")
       .add("weight_decay", "0", "L2 penalty (decoupled for adamw)")
       .add("momentum", "0", "SGD momentum")
+      .add("adagrad_initial_accumulator", "0", "AdaGrad's starting sum of squared gradients (glove.c: 1)")
       .add("clip_norm", "1.0", "clip gradients to this global L2 norm (0 = no clipping)")
       .add("update_freq", "1", "batches whose gradients are accumulated per update")
       .add("seed", "1234", "seed of parameter init, dropout and batch order")
@@ -114,6 +115,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, std::ve
   if (name == "sgd")
     return std::make_unique<torch::optim::SGD>(
         params, torch::optim::SGDOptions(lr).momentum(c.get_double("momentum")).weight_decay(c.get_double("weight_decay")));
+  if (name == "adagrad")
+    return std::make_unique<torch::optim::Adagrad>(
+        params, torch::optim::AdagradOptions(lr).initial_accumulator_value(c.get_double("adagrad_initial_accumulator"))
+                    .weight_decay(c.get_double("weight_decay")));
   auto betas = std::make_tuple(c.get_double("adam_beta1"), c.get_double("adam_beta2"));
   if (name == "adamw")
     return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr).betas(betas).eps(

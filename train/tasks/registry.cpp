@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "datasets/io.h"
+#include "train/tasks/glove_task.h"
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/translation_task.h"
@@ -25,6 +26,7 @@ const std::vector<Entry>& entries() {
       {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
       {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
       {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
+      {"glove", glove_schema, [] { return std::make_unique<GloveTask>(); }},
   };
   return e;
 }

@@ -1,12 +1,9 @@
 #include "train/tasks/word2vec_task.h"
 
-#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
 #include "datasets/io.h"
-
-namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
@@ -42,12 +39,6 @@ ConfigSchema word2vec_schema() {
 
 namespace {
 
-int64_t positive_key(const Config& c, const std::string& key, int64_t minimum = 1) {
-  const int64_t v = c.get_int(key);
-  if (v < minimum) throw UserError("config key '" + key + "': must be at least " + std::to_string(minimum) + ", got " + c.get(key));
-  return v;
-}
-
 // Line index where each batch starts (batches of whole lines holding >= batch_size words), then
 // the number of lines.
 std::vector<int64_t> plan_batches(const EncodedLines& lines, int64_t batch_size) {
@@ -72,7 +63,7 @@ torch::Tensor to_tensor(std::vector<int64_t>& v) {
 
 void Word2VecTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the corpus is read.
-  Word2VecOptions options(1, positive_key(config, "dim"));
+  Word2VecOptions options(1, config_int_at_least(config, "dim"));
   try {
     kind_ = parse_word2vec_model(config.get("model"));
     options.objective(parse_word2vec_objective(config.get("objective")));
@@ -80,9 +71,9 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
     throw UserError(std::string("config key 'model' or 'objective': ") + e.what());
   }
   options.model(kind_).sparse(config.get_bool("sparse")).ns_exponent(config.get_double("ns_exponent"));
-  window_ = positive_key(config, "window");
+  window_ = config_int_at_least(config, "window");
   const bool ns = options.objective() == Word2VecObjective::kNegativeSampling;
-  negative_ = ns ? positive_key(config, "negative") : 0;
+  negative_ = ns ? config_int_at_least(config, "negative") : 0;
   if (ns) options.negative(negative_);
   if (options.ns_exponent() < 0) throw UserError("config key 'ns_exponent': must not be negative");
   minn_ = positive_key(config, "minn");
@@ -94,9 +85,9 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   options.bucket(bucket_);
   const double sample = config.get_double("sample");
   if (sample < 0) throw UserError("config key 'sample': must be 0 (no subsampling) or positive, got " + config.get("sample"));
-  const int64_t min_count = positive_key(config, "min_count");
-  batch_size_ = positive_key(config, "batch_size");
-  const int64_t valid_every = positive_key(config, "valid_every", 2);
+  const int64_t min_count = config_int_at_least(config, "min_count");
+  batch_size_ = config_int_at_least(config, "batch_size");
+  const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
   seed_ = config.get_int("seed");
   shuffle_ = config.get_bool("shuffle");
   if (options.sparse() && config.get("optimizer") != "sgd")
@@ -112,39 +103,9 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   if (fill_decay && context.splits.count(Split::kTrain) && config.get_int("max_epochs") <= 0 && config.get_int("max_steps") <= 0)
     throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
                     "decay_steps)");
-  if (context.splits.count(Split::kTest))
-    throw UserError("word2vec has no test split: it holds out every valid_every-th line of train_file as valid");
-
-  // The corpus, split into train and held-out lines.
-  const std::string path = context.data_dir + "/" + config.get("train_file");
-  const std::string vocab_path = context.run_dir.empty() ? "" : context.run_dir + "/vocab.txt";
-  const bool vocab_known = !restored_vocab_.empty() || (context.resume && !vocab_path.empty() && fs::exists(vocab_path));
-  std::vector<std::string> train_lines, valid_lines;
-  int64_t num_lines = 0;
-  if (!context.splits.empty() || !vocab_known) {
-    require_file(path, "word2vec corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
-    auto lines = read_lines(path);
-    num_lines = static_cast<int64_t>(lines.size());
-    for (int64_t i = 0; i < num_lines; ++i)
-      ((i + 1) % valid_every == 0 ? valid_lines : train_lines).push_back(std::move(lines[i]));
-  }
-
-  if (!restored_vocab_.empty()) {
-    vocab_ = WordVocabulary::from_text(restored_vocab_, "checkpoint artifact 'vocab.txt'");
-  } else if (vocab_known) {
-    vocab_ = WordVocabulary::from_text(read_file(vocab_path), vocab_path);
-  } else {
-    vocab_ = count_words(train_lines, min_count);
-    if (vocab_.size() == 0)
-      throw UserError(path + ": no word occurs min_count=" + std::to_string(min_count) + " times in the " +
-                      std::to_string(train_lines.size()) + " training lines" +
-                      (num_lines == 0 ? " (the file is empty)" : "; lower min_count or use a larger corpus"));
-    if (!vocab_path.empty()) {
-      fs::create_directories(context.run_dir);
-      atomic_write_text(vocab_path, vocab_.to_text());
-    }
-  }
-  if (vocab_.size() == 0) throw UserError("word2vec: the vocabulary is empty");
+  // The corpus, split into train and held-out lines, and its vocabulary.
+  auto corpus = load_word_corpus({"word2vec", config.get("train_file"), min_count, valid_every}, context, restored_vocab_);
+  vocab_ = std::move(corpus.vocab);
   restored_vocab_.clear();
 
   options.vocab_size(vocab_.size());
@@ -154,15 +115,9 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   keep_.resize(vocab_.size());
   for (int64_t w = 0; w < vocab_.size(); ++w) keep_[w] = keep_probability(vocab_.counts()[w], vocab_.total(), sample);
 
-  for (Split split : context.splits) {
+  for (auto& [split, lines] : corpus.lines) {
     auto& d = splits_[split];
-    for (const auto& line : split == Split::kTrain ? train_lines : valid_lines) d.lines.add(line, vocab_);
-    if (d.lines.ids.empty())
-      throw UserError(path + ": the " + to_string(split) + " split (" +
-                      (split == Split::kValid ? "line i with (i+1) % valid_every=" + std::to_string(valid_every) + " == 0"
-                                              : std::string("the lines not held out")) +
-                      ") holds no vocabulary word; the file has " + std::to_string(num_lines) + " lines" +
-                      (split == Split::kValid ? "; lower valid_every" : ""));
+    d.lines = std::move(lines);
     d.batch_starts = plan_batches(d.lines, batch_size_);
   }
   if (splits_.count(Split::kTrain)) {
@@ -264,13 +219,7 @@ LossOutput Word2VecTask::loss(const Batch& batch) {
 std::map<std::string, std::string> Word2VecTask::artifacts() const { return {{"vocab.txt", vocab_.to_text()}}; }
 
 void Word2VecTask::restore_artifacts(const std::map<std::string, std::string>& blobs) {
-  auto it = blobs.find("vocab.txt");
-  if (it == blobs.end()) return;
-  if (model_.is_empty()) {
-    restored_vocab_ = it->second;
-  } else if (it->second != vocab_.to_text()) {
-    throw UserError("checkpoint artifact 'vocab.txt': the checkpoint's vocabulary differs from the run's vocab.txt");
-  }
+  restore_vocab_artifact(blobs, model_.is_empty() ? nullptr : &vocab_, restored_vocab_);
 }
 
 WordVectors Word2VecTask::word_vectors() const {

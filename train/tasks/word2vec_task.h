@@ -63,6 +63,7 @@
 #include "datasets/word_vectors.h"
 #include "models/embeddings/word2vec.h"
 #include "train/task.h"
+#include "train/tasks/word_corpus.h"
 #include "train/tasks/word_vector_source.h"
 
 namespace nlpzoo {

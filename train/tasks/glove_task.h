@@ -1,0 +1,88 @@
+#pragma once
+// GloveTask: GloVe word vectors (Pennington, Socher & Manning 2014; models/embeddings/glove.h)
+// fitted by AdaGrad to a corpus's co-occurrence counts, on the shared Trainer.
+//
+// Data: as the word2vec task (train/tasks/word_corpus.h): <data_dir>/<train_file>, one
+// sentence per line; the vocabulary (the words seen min_count times in the lines other than
+// every valid_every-th) goes to <run_dir>/vocab.txt and into every checkpoint, so a checkpoint
+// alone rebuilds the model without counting anything.
+//
+// Co-occurrences: setup counts X over all the lines with a symmetric window of `window` words
+// weighted 1/d (datasets/cooccurrence.h) and prints its size and time. An epoch visits every
+// train entry (i, j, X_ij) once, in the order of a stride permutation drawn from (seed, epoch)
+// (stride_permutation), cut into batches of batch_size entries; the same (epoch, index) is
+// always the same batch, so a resumed run continues exactly.
+//
+// Validation: GloVe has no held-out objective of its own. Holding out lines does not give one:
+// the few co-occurrences of 1/500 of the text are a noisy, upward-biased sample (only pairs
+// that occur are entries), and on the English corpus their weighted loss, even scaled to the
+// train split's size, rose from the first epoch on while the analogies improved. So the valid
+// split is a set of held-out matrix entries instead: the word pairs {i, j} with
+// held_out_pair(i, j, valid_every) (both X_ij and X_ji) are left out of training, and the
+// valid loss is the same weighted loss per entry on them: how well w_iᵀw̃_j + b_i + b̃_j
+// predicts log X_ij for pairs the model never fitted.
+//
+// Loss and units: each batch's loss is ½ Σ f(X_ij)(w_iᵀw̃_j + b_i + b̃_j − log X_ij)² over its
+// entries (glove.c's cost); Batch::num_tokens is the number of entries, so the Trainer's loss
+// is glove.c's printed cost per entry. The gradient is the batch's sum (kSum): AdaGrad
+// (Duchi et al. 2011; the paper's §4.2 optimiser, torch::optim::Adagrad, which handles the
+// embeddings' sparse gradients) scales each coordinate by its own history anyway; glove.c
+// starts that history at 1 (adagrad_initial_accumulator = 1) with lr 0.05. Two differences
+// from glove.c remain: LibTorch adds g² to the history before dividing (glove.c divides by the
+// history before this step), and a batch sums the gradients of a row's entries into one step
+// where glove.c (Hogwild) steps per entry, so frequent words take fewer, larger steps.
+#include <map>
+#include <string>
+
+#include "datasets/cooccurrence.h"
+#include "models/embeddings/glove.h"
+#include "train/task.h"
+#include "train/tasks/word_corpus.h"
+#include "train/tasks/word_vector_source.h"
+
+namespace nlpzoo {
+
+/// Whether the word pair {i, j} belongs to the valid split: a hash of the unordered pair is
+/// divisible by valid_every (>= 1), so about 1 pair in valid_every is held out.
+bool held_out_pair(int32_t i, int32_t j, int64_t valid_every);
+
+/// The GloVe task's config keys: dim, window, x_max, alpha, min_count, batch_size, train_file,
+/// valid_every, shuffle.
+ConfigSchema glove_schema();
+
+class GloveTask : public Task, public WordVectorSource {
+ public:
+  /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
+  /// file when it is missing, empty, has no word seen min_count times, or leaves a split empty.
+  void setup(Config& config, const TaskContext& context) override;
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  /// ceil(nnz / batch_size) for the split's co-occurrences.
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// Tensors "rows" [N] int64, "cols" [N] int64 (word ids i, j), "x" [N] float32 (X_ij);
+  /// num_examples = num_tokens = N <= batch_size. Throws std::out_of_range for a bad index.
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// ½ Σ f(x)(w_iᵀw̃_j + b_i + b̃_j − log x)² over the batch; num_tokens = its entries.
+  LossOutput loss(const Batch& batch) override;
+  GradientReduction gradient_reduction() const override { return GradientReduction::kSum; }
+  /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
+  std::map<std::string, std::string> artifacts() const override;
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+
+  /// W + W̃ ([V, dim] float32, CPU copy) with their words, most frequent first (paper §4.2).
+  WordVectors word_vectors() const override;
+
+  GloveImpl& glove() { return *model_; }
+  const WordVocabulary& vocabulary() const { return vocab_; }
+  /// The split's co-occurrence entries. Throws UserError if not loaded.
+  const Cooccurrences& cooccurrences(Split split) const;
+
+ private:
+  Glove model_{nullptr};
+  WordVocabulary vocab_;
+  std::string restored_vocab_;  // the checkpoint's vocabulary text ("" when training anew)
+  std::map<Split, Cooccurrences> splits_;
+  int64_t batch_size_ = 10000, seed_ = 0;
+  bool shuffle_ = true;
+};
+
+}  // namespace nlpzoo
