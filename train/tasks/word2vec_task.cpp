@@ -76,12 +76,12 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   negative_ = ns ? config_int_at_least(config, "negative") : 0;
   if (ns) options.negative(negative_);
   if (options.ns_exponent() < 0) throw UserError("config key 'ns_exponent': must not be negative");
-  minn_ = positive_key(config, "minn");
+  minn_ = config_int_at_least(config, "minn");
   maxn_ = config.get_int("maxn");
   if (maxn_ != 0 && maxn_ < minn_)
     throw UserError("config key 'maxn': must be 0 (no subwords) or at least minn = " + std::to_string(minn_) + ", got " +
                     config.get("maxn"));
-  bucket_ = maxn_ > 0 ? positive_key(config, "bucket") : 0;
+  bucket_ = maxn_ > 0 ? config_int_at_least(config, "bucket") : 0;
   options.bucket(bucket_);
   const double sample = config.get_double("sample");
   if (sample < 0) throw UserError("config key 'sample': must be 0 (no subsampling) or positive, got " + config.get("sample"));
