@@ -34,11 +34,11 @@ inline void axpy(float a, const float* x, float* y, int64_t n) {
 // σ and log σ share one exp; log σ(x) = -log1p(exp(-x)) is exact where log(σ(x)) underflows.
 inline double logistic_step(float* theta, const float* h, float* e, int64_t d, bool label, float lr) {
   const float f = dot(theta, h, d);
-  const double z = label ? f : -f;                  // the loss is -log σ(z)
-  const double ez = std::exp(-std::fabs(z));
-  const double loss = std::log1p(ez) + (z < 0 ? -z : 0.0);
-  const double sigma_f = f >= 0 ? 1.0 / (1.0 + ez) : ez / (1.0 + ez);
-  const float g = static_cast<float>(lr * ((label ? 1.0 : 0.0) - sigma_f));
+  const float z = label ? f : -f;                  // the loss is -log σ(z)
+  const float ez = std::exp(-std::fabs(z));
+  const float loss = std::log1p(ez) + (z < 0 ? -z : 0.0f);
+  const float sigma_f = f >= 0 ? 1.0f / (1.0f + ez) : ez / (1.0f + ez);
+  const float g = lr * ((label ? 1.0f : 0.0f) - sigma_f);
   axpy(g, theta, e, d);
   axpy(g, h, theta, d);
   return loss;
