@@ -268,6 +268,9 @@ LossOutput Word2VecTask::loss(const Batch& batch) {
 }
 
 LossOutput Word2VecTask::train_in_place(const Batch& batch, double lr) {
+  if (!model_->input_vectors->weight.device().is_cpu())
+    throw UserError("config key 'inplace_sgd': in-place SGD runs on the CPU, the model is on " +
+                    model_->input_vectors->weight.device().str() + "; set device = cpu or inplace_sgd = false");
   const double loss = word2vec_sgd(model_->input_vectors->weight, *model_->objective, sgd_examples(batch), lr,
                                    torch::get_num_threads());
   return {torch::tensor(loss, torch::kDouble), batch.num_tokens};
