@@ -587,14 +587,18 @@ TEST_F(Word2VecData, CbowBatchesAndSubsampling) {
 // Every model and objective learns the tiny corpus: the valid loss falls, and words of a topic
 // end up closer to each other than to the other topic's.
 TEST_F(Word2VecData, TinyCorpusTrainsAndLossFalls) {
+  for (const char* inplace : {"true", "false"})
   for (const char* model : {"skipgram", "cbow"})
     for (const char* objective : {"ns", "hs", "softmax"}) {
-      SCOPED_TRACE(std::string(model) + "/" + objective);
+      if (std::string(inplace) == "false" && std::string(objective) == "softmax") continue;  // always autograd
+      SCOPED_TRACE(std::string(model) + "/" + objective + "/inplace_sgd=" + inplace);
       torch::manual_seed(1);
-      const std::string run = std::string("run_") + model + "_" + objective;
-      // Batches of 3 lines: on 14 words, larger summed batches diverge (see word2vec_task.h).
+      const std::string run = std::string("run_") + model + "_" + objective + "_" + inplace;
+      // Batches of 3 lines: on 14 words, larger summed batches diverge with autograd (see
+      // word2vec_task.h); in-place updates are sequential and do not mind.
       Config c = w2v_config({"--model", model, "--objective", objective, "--max_epochs", "8", "--lr", "0.025",
-                             "--lr_schedule", "linear_decay", "--min_lr", "1e-4", "--batch_size", "20"});
+                             "--lr_schedule", "linear_decay", "--min_lr", "1e-4", "--batch_size", "20",
+                             "--inplace_sgd", inplace});
       Word2VecTask task;
       task.setup(c, context(run));
       EXPECT_EQ(c.get_int("decay_steps"), 8 * task.num_batches(Split::kTrain, 0));
@@ -616,7 +620,7 @@ TEST_F(Word2VecData, TinyCorpusTrainsAndLossFalls) {
 // model (vocabulary from the artifact) with the same vectors.
 TEST_F(Word2VecData, SparseTrainerCheckpointAndReload) {
   torch::manual_seed(2);
-  Config c = w2v_config({"--max_steps", "6", "--clip_norm", "0.5", "--valid_interval", "3"});
+  Config c = w2v_config({"--max_steps", "6", "--clip_norm", "0.5", "--valid_interval", "3", "--inplace_sgd", "false"});
   Word2VecTask task;
   task.setup(c, context("run"));
   ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / "run").string()).train(false), 0);
@@ -635,17 +639,50 @@ TEST_F(Word2VecData, SparseTrainerCheckpointAndReload) {
   EXPECT_GT(test::max_diff(untrained.word_vectors().vectors(), task.word_vectors().vectors()), 1e-4);
 
   // Resume continues from the run's vocab.txt.
-  Config c2 = w2v_config({"--max_steps", "8", "--clip_norm", "0.5", "--valid_interval", "3"});
+  Config c2 = w2v_config({"--max_steps", "8", "--clip_norm", "0.5", "--valid_interval", "3", "--inplace_sgd", "false"});
   Word2VecTask resumed;
   resumed.setup(c2, {(root_ / "data").string(), (root_ / "run").string(), {Split::kTrain, Split::kValid}, true});
   ASSERT_EQ(Trainer(resumed, c2, "word2vec", (root_ / "run").string()).train(true), 0);
   EXPECT_EQ(read_checkpoint_header(ckpt).state.step, 8);
 }
 
+// In-place SGD through the Trainer on one thread: a run stopped and resumed ends with exactly the
+// parameters of a run made in one go (each batch remade from its seed, the kernel deterministic),
+// and the in-place path forms no gradient.
+TEST_F(Word2VecData, InPlaceResumeIsExact) {
+  for (const char* objective : {"ns", "hs"}) {
+    SCOPED_TRACE(objective);
+    auto config = [&](const char* steps) {
+      return w2v_config({"--objective", objective, "--batch_size", "40", "--lr_schedule", "linear_decay",
+                         "--decay_steps", "20", "--valid_interval", "3", "--max_steps", steps});
+    };
+    const std::string once = std::string("once_") + objective, twice = std::string("twice_") + objective;
+    torch::manual_seed(4);
+    Config a = config("7");
+    Word2VecTask straight;
+    straight.setup(a, context(once));
+    ASSERT_EQ(Trainer(straight, a, "word2vec", (root_ / once).string()).train(false), 0);
+    EXPECT_FALSE(straight.word2vec().input_vectors->weight.grad().defined());
+
+    torch::manual_seed(4);
+    Config b = config("4");
+    Word2VecTask first;
+    first.setup(b, context(twice));
+    ASSERT_EQ(Trainer(first, b, "word2vec", (root_ / twice).string()).train(false), 0);
+    EXPECT_GT(test::max_diff(first.word_vectors().vectors(), straight.word_vectors().vectors()), 1e-6);
+    Config b2 = config("7");
+    Word2VecTask resumed;
+    resumed.setup(b2, {(root_ / "data").string(), (root_ / twice).string(), {Split::kTrain, Split::kValid}, true});
+    ASSERT_EQ(Trainer(resumed, b2, "word2vec", (root_ / twice).string()).train(true), 0);
+    for (auto& p : straight.word2vec().named_parameters())
+      EXPECT_TRUE(torch::equal(p.value(), resumed.word2vec().named_parameters()[p.key()])) << p.key();
+  }
+}
+
 TEST_F(Word2VecData, DenseGradientsWithAdam) {
   torch::manual_seed(3);
   Config c = w2v_config({"--sparse", "false", "--optimizer", "adam", "--lr", "0.01", "--max_steps", "3",
-                         "--clip_norm", "1.0", "--objective", "hs"});
+                         "--clip_norm", "1.0", "--objective", "hs", "--inplace_sgd", "false"});
   Word2VecTask task;
   task.setup(c, context("run"));
   ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / "run").string()).train(false), 0);
@@ -673,6 +710,10 @@ TEST_F(Word2VecData, BadInputNamesTheFileOrKey) {
     Word2VecTask t;
     auto err = test::user_error_of([&] { t.setup(adam, context("r")); });
     EXPECT_NE(err.find("'sparse'"), std::string::npos) << err;
+    Config dense_adam = w2v_config({"--optimizer", "adam", "--sparse", "false"});
+    Word2VecTask t2;
+    err = test::user_error_of([&] { t2.setup(dense_adam, context("r")); });
+    EXPECT_NE(err.find("'inplace_sgd'"), std::string::npos) << err;
   }
   auto err = test::user_error_of([] { Config::resolve(task_schema("word2vec"), "", {"--model", "glove"}); });
   EXPECT_NE(err.find("'model'"), std::string::npos) << err;

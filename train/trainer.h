@@ -1,7 +1,9 @@
 #pragma once
 // The one training loop. It knows the Task interface and nothing about any model: it owns
 // the device, optimizer, learning-rate schedule, gradient accumulation and clipping,
-// logging, validation, early stopping, budgets, checkpoints and resume.
+// logging, validation, early stopping, budgets, checkpoints and resume. A task that updates
+// its parameters in place (Task::updates_in_place, e.g. word2vec's SGD kernel) gets the
+// schedule's rate instead of a backward pass and an optimizer step.
 #include <torch/torch.h>
 
 #include <memory>

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "datasets/io.h"
+#include "models/embeddings/word2vec_sgd.h"
 
 namespace nlpzoo {
 
@@ -20,9 +21,14 @@ ConfigSchema word2vec_schema() {
       .add("sample", "1e-3", "subsampling threshold s: a word seen f times of T is kept with probability "
                              "min(1, (sqrt(f/(s*T)) + 1) * s*T/f); 0 = keep every word")
       .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
-      .add("batch_size", "250", "corpus words (before subsampling, whole lines) per batch; the gradient is the "
-                                 "sum over the batch's examples, so a large batch moves a frequent word's row by "
-                                 "hundreds of steps at once (10000 diverges at lr 0.025, 1000 spikes)")
+      .add("batch_size", "10000", "corpus words (before subsampling, whole lines) per batch; the rate decays once "
+                                   "per batch (word2vec.c: every 10000 words). With inplace_sgd the examples are "
+                                   "sequential SGD steps, so any size is sound; with inplace_sgd = false the "
+                                   "gradient is the sum over the batch's examples from the same parameters: keep "
+                                   "it near 250 there (10000 diverges at lr 0.025, 1000 spikes)")
+      .add("inplace_sgd", "true", "ns and hs: train with per-example SGD on the parameter rows in place, threads "
+                                  "without locks (Hogwild), as word2vec.c; needs optimizer = sgd, ignores clip_norm. "
+                                  "false: autograd and the optimizer (the reference path). softmax always uses autograd")
       .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
       .add("valid_every", "500", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
       .add("shuffle", "true", "visit the train batches in a different order every epoch (a stride permutation); "
@@ -99,6 +105,14 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
     if (options.sparse() && config.get_double(key) != 0)
       throw UserError(std::string("config key '") + key + "': sparse gradients need " + key + " = 0, got " +
                       config.get(key) + "; set sparse = false to use it");
+  in_place_ = config.get_bool("inplace_sgd") && options.objective() != Word2VecObjective::kSoftmax;
+  if (in_place_ && config.get("optimizer") != "sgd")
+    throw UserError("config key 'inplace_sgd': in-place updates are plain SGD, got optimizer = " + config.get("optimizer") +
+                    "; set optimizer = sgd or inplace_sgd = false");
+  for (const char* key : {"weight_decay", "momentum"})
+    if (in_place_ && config.get_double(key) != 0)
+      throw UserError(std::string("config key '") + key + "': in-place SGD (inplace_sgd = true) has no " + key +
+                      ", got " + config.get(key) + "; set it to 0 or inplace_sgd = false");
   const bool fill_decay = config.get("lr_schedule") == "linear_decay" && config.get_int("decay_steps") == 0;
   if (fill_decay && context.splits.count(Split::kTrain) && config.get_int("max_epochs") <= 0 && config.get_int("max_steps") <= 0)
     throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
@@ -202,18 +216,39 @@ Batch Word2VecTask::make_batch(Split split, int64_t epoch, int64_t index) {
   return batch;
 }
 
+namespace {
+
+// The batch as word2vec_sgd's examples: the layout is told by "offsets" (bags), not by the model.
+SgdExamples sgd_examples(const Batch& batch) {
+  const auto& t = batch.tensors;
+  auto get = [&](const char* key) {
+    auto it = t.find(key);
+    return it == t.end() ? torch::Tensor() : it->second;
+  };
+  if (t.count("offsets")) return {get("context"), get("offsets"), get("centre"), get("negatives")};
+  return {get("centre"), torch::Tensor(), get("context"), get("negatives")};  // pairs: centre -> context
+}
+
+}  // namespace
+
 LossOutput Word2VecTask::loss(const Batch& batch) {
-  const auto& centre = batch.tensors.at("centre");
-  auto it = batch.tensors.find("negatives");
-  const torch::Tensor negatives = it == batch.tensors.end() ? torch::Tensor() : it->second;
-  const bool bags = batch.tensors.count("offsets") > 0;
+  const auto ex = sgd_examples(batch);
   torch::Tensor loss;
-  if (!bags || centre.numel() == 0)
-    // An empty bag batch takes the Skip-Gram path: embedding_bag wants at least one bag.
-    loss = model_->skip_gram_loss(centre, bags ? centre : batch.tensors.at("context"), negatives);
+  if (!ex.offsets.defined() || ex.targets.numel() == 0)
+    // An empty bag batch takes the pair path: embedding_bag wants at least one bag.
+    loss = model_->skip_gram_loss(ex.inputs, ex.targets, ex.negatives);
   else
-    loss = model_->cbow_loss(batch.tensors.at("context"), batch.tensors.at("offsets"), centre, negatives);
+    loss = model_->cbow_loss(ex.inputs, ex.offsets, ex.targets, ex.negatives);
   return {loss, batch.num_tokens};
+}
+
+LossOutput Word2VecTask::train_in_place(const Batch& batch, double lr) {
+  if (!model_->input_vectors->weight.device().is_cpu())
+    throw UserError("config key 'inplace_sgd': in-place SGD runs on the CPU, the model is on " +
+                    model_->input_vectors->weight.device().str() + "; set device = cpu or inplace_sgd = false");
+  const double loss = word2vec_sgd(model_->input_vectors->weight, *model_->objective, sgd_examples(batch), lr,
+                                   torch::get_num_threads());
+  return {torch::tensor(loss, torch::kDouble), batch.num_tokens};
 }
 
 std::map<std::string, std::string> Word2VecTask::artifacts() const { return {{"vocab.txt", vocab_.to_text()}}; }

@@ -42,18 +42,25 @@
 //
 // Units: Batch::num_tokens is the number of vocabulary words the batch's lines hold before
 // subsampling (word2vec.c's word count), so the Trainer's tok/s is word2vec's words/s and its
-// loss is the summed objective per corpus word. The gradient is the sum over examples
-// (gradient_reduction kSum), so `lr` is word2vec's per-example rate (0.025 Skip-Gram, 0.05
-// CBOW); the schedule linear_decay with decay_steps = 0 decays it over the run's
-// max_epochs * batches-per-epoch updates (filled in by setup). Because the examples of a batch
-// are all computed from the same parameters, a row used k times in a batch moves by the sum of
-// k gradients without the feedback word2vec.c's sequential updates have: batches must stay
-// small: on the English corpus at lr 0.025, 10000 words diverges within ten updates (frequent
-// words' rows get thousands of coherent noise gradients at once), 1000 trains but its loss
-// spikes, 250 (the default) trains smoothly at the same words/s. Hierarchical softmax's inner
-// nodes near the root lie on most paths, so their gradients are averaged over the batch instead
-// (Word2VecOptions::hs_mean_node_gradient); it still learns slowly in wall time (English corpus,
-// 2 CPU cores: 25k words/s, valid loss per word 30.9 -> 30.3 in its first 2 minutes).
+// loss is the summed objective per corpus word. `lr` is word2vec's per-example rate (0.025
+// Skip-Gram, 0.05 CBOW); the schedule linear_decay with decay_steps = 0 decays it over the run's
+// max_epochs * batches-per-epoch updates (filled in by setup), i.e. once per batch, as word2vec.c
+// updates its rate every 10000 words (the default batch_size).
+//
+// Updates: with inplace_sgd (default) and ns or hs, each example is one SGD step on the
+// parameter rows in place, in order, threads splitting a batch without locks
+// (models/embeddings/word2vec_sgd.h): word2vec.c's training, so a batch of any size is sound.
+// With inplace_sgd = false (and always for softmax), the loss goes through autograd and the
+// optimizer with the gradient summed over examples (gradient_reduction kSum). Then the examples of
+// a batch are all computed from the same parameters, so a row used k times in a batch moves by the
+// sum of k gradients without the feedback of sequential updates: batches must stay small: on the
+// English corpus at lr 0.025, 10000 words diverges within ten updates (frequent words' rows get
+// thousands of coherent noise gradients at once), 1000 trains but its loss spikes, 250 trains
+// smoothly. Hierarchical softmax's inner nodes near the root lie on most paths, so on that path
+// their gradients are averaged over the batch instead (Word2VecOptions::hs_mean_node_gradient).
+//
+// Layouts: loss() and train_in_place() tell the layout by the "offsets" tensor, not by the model:
+// pairs (centre -> context) without it, bags (any input rows -> centre) with it.
 #include <map>
 #include <optional>
 #include <string>
@@ -69,7 +76,7 @@
 namespace nlpzoo {
 
 /// The word2vec task's config keys: model, objective, dim, window, negative, sample, min_count,
-/// batch_size, train_file, valid_every, shuffle, sparse, ns_exponent, minn, maxn, bucket.
+/// batch_size, inplace_sgd, train_file, valid_every, shuffle, sparse, ns_exponent, minn, maxn, bucket.
 ConfigSchema word2vec_schema();
 
 class Word2VecTask : public Task, public WordVectorSource {
@@ -92,6 +99,12 @@ class Word2VecTask : public Task, public WordVectorSource {
   /// "offsets" is a bag batch (Word2VecImpl::cbow_loss), one without is Skip-Gram pairs.
   LossOutput loss(const Batch& batch) override;
   GradientReduction gradient_reduction() const override { return GradientReduction::kSum; }
+  /// inplace_sgd with the ns or hs objective: per-example SGD in place (word2vec_sgd), on
+  /// torch::get_num_threads() threads (Hogwild).
+  bool updates_in_place() const override { return in_place_; }
+  /// One SGD step of rate lr per example of the batch (layout as loss()); returns the summed loss
+  /// of the examples, each before its own update.
+  LossOutput train_in_place(const Batch& batch, double lr) override;
   /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
   std::map<std::string, std::string> artifacts() const override;
   /// Before setup: the vocabulary setup uses. After setup: must match the one in use
@@ -125,8 +138,8 @@ class Word2VecTask : public Task, public WordVectorSource {
   std::vector<double> keep_;    // per word: keep_probability
   std::map<Split, SplitData> splits_;
   Word2VecModel kind_ = Word2VecModel::kSkipGram;
-  int64_t window_ = 5, negative_ = 0, batch_size_ = 250, seed_ = 0;
-  bool shuffle_ = true;
+  int64_t window_ = 5, negative_ = 0, batch_size_ = 10000, seed_ = 0;
+  bool shuffle_ = true, in_place_ = true;
   const NoiseSampler* sampler_ = nullptr;  // the negative-sampling objective's, or null
   int64_t minn_ = 3, maxn_ = 0, bucket_ = 0;
   SubwordRows subwords_;  // every word's input rows when maxn_ > 0, else empty
