@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include "train/config.h"
@@ -66,6 +67,18 @@ class Task {
   /// (Mikolov et al. 2013), so its rate (0.025) means the same for any batch size.
   enum class GradientReduction { kMean, kSum };
   virtual GradientReduction gradient_reduction() const { return GradientReduction::kMean; }
+
+  /// Optional: a task that updates its parameters itself, in place, instead of returning a loss
+  /// for autograd (word2vec's per-example SGD, models/embeddings/word2vec_sgd.h). When
+  /// updates_in_place() is true, the Trainer calls train_in_place(batch, lr) for each training
+  /// batch with the schedule's rate for the update and skips zero_grad, backward, gradient
+  /// reduction, clipping and the optimizer step; the rest (schedule, logging, validation with
+  /// loss(), checkpoints, resume, Ctrl-C) is unchanged. train_in_place returns the batch's summed
+  /// loss as loss() would (computed before or during the updates, without a graph).
+  virtual bool updates_in_place() const { return false; }
+  virtual LossOutput train_in_place(const Batch& batch, double lr) {
+    throw std::logic_error("Task::train_in_place called on a task that does not update in place");
+  }
 
   /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
   /// checkpoint alone can rebuild and use its model. restore_artifacts is called before setup

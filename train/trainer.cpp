@@ -329,6 +329,9 @@ int Trainer::train(bool resume) {
     double loss_sum = 0;
     int64_t tokens = 0;
     const int64_t epoch_before = t.epoch;  // an epoch ended during this update if it changes
+    // A task that updates in place gets the rate of the update its batches make.
+    const bool in_place = task_.updates_in_place();
+    const double in_place_lr = in_place ? schedule_->lr_at(t.step + 1) : 0.0;
     for (int64_t k = 0; k < update_freq; ++k) {
       auto item = loader.next();
       if (!item) break;
@@ -337,20 +340,32 @@ int Trainer::train(bool resume) {
       const bool last_of_epoch = item->index + 1 == item->epoch_size;
       t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
       t.batch_index = last_of_epoch ? 0 : item->index + 1;
+      if (in_place) {
+        torch::NoGradGuard no_grad;
+        auto out = task_.train_in_place(item->batch.to(device_), in_place_lr);
+        loss_sum += out.loss_sum.item<double>();
+        tokens += out.num_tokens;
+        continue;
+      }
       auto out = task_.loss(item->batch.to(device_));
       out.loss_sum.backward();
       loss_sum += out.loss_sum.item<double>();
       tokens += out.num_tokens;
     }
     if (tokens == 0) break;
-    if (task_.gradient_reduction() == Task::GradientReduction::kMean)
-      for (auto& p : model_->parameters())
-        if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
-    const double grad_norm = clip_gradients(model_->parameters(), clip_norm);
+    double grad_norm = 0;  // reported as 0 for in-place updates (no gradient is formed)
+    if (!in_place) {
+      if (task_.gradient_reduction() == Task::GradientReduction::kMean)
+        for (auto& p : model_->parameters())
+          if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
+      grad_norm = clip_gradients(model_->parameters(), clip_norm);
+    }
     ++t.step;
     t.lr = schedule_->lr_at(t.step);
-    set_lr(*optimizer_, t.lr);
-    optimizer_->step();
+    if (!in_place) {
+      set_lr(*optimizer_, t.lr);
+      optimizer_->step();
+    }
 
     report_loss += loss_sum;
     report_tokens += tokens;
