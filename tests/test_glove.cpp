@@ -1,6 +1,7 @@
 // GloVe: co-occurrence counts (hand-counted with 1/d, both directions, line ends), the weighting
 // function, the loss and its gradient by hand, W + W̃, the task's batches, bad input, training
-// on a tiny corpus with AdaGrad's sparse updates, checkpoints and exact resume.
+// on a tiny corpus with AdaGrad's sparse updates and with the in-place per-entry AdaGrad (checked
+// against autograd and the AdaGrad formula by hand), checkpoints and exact resume.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -12,6 +13,7 @@
 #include "datasets/cooccurrence.h"
 #include "datasets/io.h"
 #include "models/embeddings/glove.h"
+#include "models/embeddings/glove_sgd.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/tasks/glove_task.h"
@@ -189,6 +191,97 @@ TEST(GloveModel, InitialisationAndWordPlusContext) {
   EXPECT_THROW(Glove(GloveOptions(3, 2).x_max(0)), std::invalid_argument);
 }
 
+// ---- the in-place AdaGrad step (glove_sgd.h) ----
+
+namespace {
+
+// Accumulators away from their start, so that the test sees which G divides the step.
+void set_accumulators(GloveImpl& g, uint64_t seed) {
+  torch::manual_seed(seed);
+  torch::NoGradGuard no_grad;
+  for (auto* t : {&g.word_gradsq, &g.context_gradsq, &g.word_bias_gradsq, &g.context_bias_gradsq})
+    t->copy_(torch::rand_like(*t) * 3 + 0.5);
+}
+
+}  // namespace
+
+// One entry: θ ← θ − lr g / sqrt(G), then G ← G + g², with g from autograd on ½ f d² (a word
+// entry and a diagonal one, i = j, whose w_i and w̃_i are distinct rows).
+TEST(GloveInPlace, OneEntryIsAutogradPlusAdagradByHand) {
+  const double lr = 0.3;
+  for (const auto& [i, j, xv] : std::vector<std::tuple<int64_t, int64_t, float>>{{0, 1, 30.0f}, {2, 2, 200.0f}, {1, 0, 0.5f}}) {
+    SCOPED_TRACE(i * 10 + j);
+    auto ref = small_glove(false), g = small_glove(false);
+    set_accumulators(*ref, 11);
+    set_accumulators(*g, 11);
+    const auto rows = torch::tensor({i}), cols = torch::tensor({j}), x = torch::tensor({xv});
+    auto loss = ref->loss(rows, cols, x);
+    loss.backward();
+    const double got = glove_adagrad(*g, rows, cols, x, lr, 1);
+    EXPECT_NEAR(got, loss.item<double>(), 1e-6);  // the loss before the step
+    const std::vector<std::tuple<std::string, torch::Tensor, torch::Tensor>> tables = {
+        {"word", ref->word->weight, ref->word_gradsq},
+        {"context", ref->context->weight, ref->context_gradsq},
+        {"word_bias", ref->word_bias->weight, ref->word_bias_gradsq},
+        {"context_bias", ref->context_bias->weight, ref->context_bias_gradsq}};
+    double moved = 0;
+    for (const auto& [name, p, G] : tables) {
+      SCOPED_TRACE(name);
+      const auto grad = p.grad().detach();
+      const auto expected = p.detach() - lr * grad / G.sqrt();
+      const auto expected_G = G + grad * grad;
+      auto params = g->named_parameters();
+      auto buffers = g->named_buffers();
+      EXPECT_LT(test::max_diff(params[name + ".weight"], expected), 1e-6);
+      EXPECT_LT(test::max_diff(buffers[name + "_gradsq"], expected_G), 1e-6);
+      moved = std::max<double>(moved, test::max_diff(params[name + ".weight"], p.detach()));
+    }
+    EXPECT_GT(moved, 1e-3);  // the step did something to compare
+  }
+}
+
+// Entries that share no row (W row 0 and W̃ row 0 are different rows): the returned loss is the
+// model's loss before the call, and each entry's step is its own.
+TEST(GloveInPlace, LossIsTheModelsLossBefore) {
+  auto g = small_glove(true);
+  const auto rows = torch::tensor({0, 2}, torch::kLong), cols = torch::tensor({1, 0}, torch::kLong);
+  const auto x = torch::tensor({1.0f, 200.0f});
+  const double before = g->loss(rows, cols, x).item<double>();
+  EXPECT_NEAR(glove_adagrad(*g, rows, cols, x, 0.05, 1), before, 1e-5);
+  EXPECT_LT(g->loss(rows, cols, x).item<double>(), before);  // and it went down
+  EXPECT_THROW(glove_adagrad(*g, torch::tensor({3}, torch::kLong), torch::tensor({0}, torch::kLong), torch::tensor({1.0f}), 0.1, 1),
+               std::invalid_argument);
+  EXPECT_THROW(glove_adagrad(*g, torch::tensor({0}, torch::kLong), torch::tensor({0}, torch::kLong), torch::tensor({0.0f}), 0.1, 1),
+               std::invalid_argument);
+  EXPECT_THROW(glove_adagrad(*g, torch::tensor({0}, torch::kInt), torch::tensor({0}, torch::kLong), torch::tensor({1.0f}), 0.1, 1),
+               std::invalid_argument);
+  EXPECT_THROW(Glove(GloveOptions(3, 2).initial_accumulator(0)), std::invalid_argument);
+}
+
+// Many entries that share rows: one thread gives the same tables twice, bit for bit; Hogwild
+// threads reach about the same loss.
+TEST(GloveInPlace, OneThreadIsDeterministic) {
+  const int64_t V = 20, D = 16, N = 2000;
+  torch::manual_seed(2);
+  const auto rows = torch::randint(V, {N}, torch::kLong), cols = torch::randint(V, {N}, torch::kLong);
+  const auto x = torch::rand({N}) * 50 + 0.5;
+  auto fresh = [&] {
+    torch::manual_seed(3);
+    return Glove(GloveOptions(V, D).x_max(10));
+  };
+  auto a = fresh(), b = fresh(), c = fresh();
+  const double before = a->loss(rows, cols, x).item<double>();
+  const double la = glove_adagrad(*a, rows, cols, x, 0.05, 1);
+  const double lb = glove_adagrad(*b, rows, cols, x, 0.05, 1);
+  EXPECT_EQ(la, lb);
+  for (const auto& p : a->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), b->named_parameters()[p.key()])) << p.key();
+  for (const auto& t : a->named_buffers()) EXPECT_TRUE(torch::equal(t.value(), b->named_buffers()[t.key()])) << t.key();
+  const double after = a->loss(rows, cols, x).item<double>();
+  EXPECT_LT(after, 0.9 * before) << before << " -> " << after;
+  glove_adagrad(*c, rows, cols, x, 0.05, 4);
+  EXPECT_NEAR(c->loss(rows, cols, x).item<double>(), after, 0.05 * after);
+}
+
 // ---- the task ----
 
 namespace {
@@ -294,41 +387,62 @@ TEST_F(GloveData, BatchesVisitEveryEntryOncePerEpoch) {
 // The tiny corpus is fitted: the weighted loss over all train entries falls by far, and words of
 // a topic end up closer to each other than to the other topic's.
 TEST_F(GloveData, TinyCorpusOverfits) {
-  torch::manual_seed(1);
-  Config c = glove_config({"--max_epochs", "150", "--lr", "0.1"});
-  GloveTask task;
-  task.setup(c, context("run"));
-  const double before = evaluate_loss(task, Split::kTrain, torch::kCPU).loss;
-  ASSERT_EQ(Trainer(task, c, "glove", (root_ / "run").string()).train(false), 0);
-  const double after = evaluate_loss(task, Split::kTrain, torch::kCPU).loss;
-  EXPECT_LT(after, 0.05 * before) << before << " -> " << after;
-  EXPECT_TRUE(task.glove().word->weight.grad().is_sparse());  // AdaGrad stepped on sparse rows
-  const auto wv = task.word_vectors();
-  EXPECT_EQ(wv.words(), task.vocabulary().words());
-  EXPECT_TRUE(torch::equal(wv.vectors(), task.glove().word->weight + task.glove().context->weight));
-  auto vec = [&](const std::string& w) { return wv.vectors()[wv.find(w)]; };
-  EXPECT_GT(cosine(vec("cat"), vec("dog")), cosine(vec("cat"), vec("two")));
-  EXPECT_GT(cosine(vec("one"), vec("six")), cosine(vec("one"), vec("fox")));
+  for (const char* in_place : {"true", "false"}) {
+    SCOPED_TRACE(in_place);
+    torch::manual_seed(1);
+    Config c = glove_config({"--max_epochs", "150", "--lr", "0.1", "--inplace_adagrad", in_place});
+    GloveTask task;
+    const std::string run = std::string("run_") + in_place;
+    task.setup(c, context(run));
+    EXPECT_EQ(task.updates_in_place(), std::string(in_place) == "true");
+    const double before = evaluate_loss(task, Split::kTrain, torch::kCPU).loss;
+    ASSERT_EQ(Trainer(task, c, "glove", (root_ / run).string()).train(false), 0);
+    const double after = evaluate_loss(task, Split::kTrain, torch::kCPU).loss;
+    EXPECT_LT(after, 0.05 * before) << before << " -> " << after;
+    // The autograd path stepped on sparse rows; the in-place one formed no gradient and moved
+    // its accumulators.
+    if (task.updates_in_place()) {
+      EXPECT_FALSE(task.glove().word->weight.grad().defined());
+      EXPECT_GT(task.glove().word_gradsq.max().item<double>(), 1.5);
+    } else {
+      EXPECT_TRUE(task.glove().word->weight.grad().is_sparse());
+      EXPECT_EQ(task.glove().word_gradsq.max().item<double>(), 1.0);
+    }
+    const auto wv = task.word_vectors();
+    EXPECT_EQ(wv.words(), task.vocabulary().words());
+    EXPECT_TRUE(torch::equal(wv.vectors(), task.glove().word->weight + task.glove().context->weight));
+    auto vec = [&](const std::string& w) { return wv.vectors()[wv.find(w)]; };
+    EXPECT_GT(cosine(vec("cat"), vec("dog")), cosine(vec("cat"), vec("two")));
+    EXPECT_GT(cosine(vec("one"), vec("six")), cosine(vec("one"), vec("fox")));
+  }
 }
 
 // 7 updates straight equal 4 updates, a resume, and 3 more, bit for bit (the epoch of 5
-// batches ends in between); the checkpoint alone rebuilds the vectors without the corpus.
+// batches ends in between), parameters and AdaGrad accumulators, for the in-place path (one
+// thread, from SetUp) and the autograd one; the checkpoint alone rebuilds the vectors without
+// the corpus.
 TEST_F(GloveData, ResumeIsExactAndCheckpointRebuilds) {
+  for (const char* in_place : {"false", "true"}) {  // the in-place run is the one checked further below
+  SCOPED_TRACE(in_place);
   auto train = [&](const std::string& run, int64_t steps, bool resume) {
     torch::manual_seed(7);
-    Config c = glove_config({"--max_steps", std::to_string(steps), "--batch_size", "20"});
+    Config c = glove_config({"--max_steps", std::to_string(steps), "--batch_size", "20", "--inplace_adagrad", in_place});
     auto task = std::make_unique<GloveTask>();
     task->setup(c, context(run, {Split::kTrain, Split::kValid}, resume));
     EXPECT_EQ(Trainer(*task, c, "glove", (root_ / run).string()).train(resume), 0);
     return task;
   };
-  auto straight = train("straight", 7, false);
+  auto straight = train(std::string("straight_") + in_place, 7, false);
   ASSERT_EQ(straight->num_batches(Split::kTrain, 0), 5);  // the resume below is mid-epoch 1, then crosses to 2
-  train("split", 4, false);
-  auto resumed = train("split", 7, true);
+  train(std::string("split_") + in_place, 4, false);
+  auto resumed = train(std::string("split_") + in_place, 7, true);
   for (const char* name : {"word.weight", "context.weight", "word_bias.weight", "context_bias.weight"})
     EXPECT_TRUE(torch::equal(straight->glove().named_parameters()[name], resumed->glove().named_parameters()[name]))
         << name;
+  for (const char* name : {"word_gradsq", "context_gradsq", "word_bias_gradsq", "context_bias_gradsq"})
+    EXPECT_TRUE(torch::equal(straight->glove().named_buffers()[name], resumed->glove().named_buffers()[name])) << name;
+  if (std::string(in_place) == "false") continue;
+  EXPECT_GT(straight->glove().word_gradsq.max().item<double>(), 1.001);  // the accumulators moved
   // Training moved the vectors.
   torch::manual_seed(7);
   Config fresh = glove_config();
@@ -336,18 +450,20 @@ TEST_F(GloveData, ResumeIsExactAndCheckpointRebuilds) {
   untrained.setup(fresh, context("fresh"));
   EXPECT_GT(test::max_diff(untrained.word_vectors().vectors(), straight->word_vectors().vectors()), 1e-3);
 
-  const auto ckpt = (root_ / "straight" / "checkpoint_last.pt").string();
+  const auto ckpt = (root_ / "straight_true" / "checkpoint_last.pt").string();
   auto run = load_run(ckpt, torch::kCPU, "/nonexistent");  // no corpus, no counting
   auto& back = dynamic_cast<GloveTask&>(*run.task);
   EXPECT_EQ(back.vocabulary().words(), straight->vocabulary().words());
   EXPECT_TRUE(torch::equal(back.word_vectors().vectors(), straight->word_vectors().vectors()));
+  EXPECT_TRUE(torch::equal(back.glove().word_gradsq, straight->glove().word_gradsq));
   EXPECT_THROW(back.cooccurrences(Split::kTrain), UserError);
+  }
 }
 
 TEST_F(GloveData, BadInputNamesTheFileOrKey) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"window", "0"}, {"dim", "0"}, {"min_count", "0"}, {"batch_size", "0"}, {"valid_every", "1"},
-           {"x_max", "0"}, {"alpha", "-1"}, {"optimizer", "adam"}, {"weight_decay", "0.1"}, {"shuffle", "maybe"}}) {
+           {"x_max", "0"}, {"alpha", "-1"}, {"adagrad_initial_accumulator", "0"}, {"optimizer", "adam"}, {"weight_decay", "0.1"}, {"shuffle", "maybe"}}) {
     Config bad = glove_config({"--" + key + "=" + value});
     GloveTask t;
     auto err = test::user_error_of([&] { t.setup(bad, {(root_ / "none").string(), "", {Split::kTrain}, false}); });

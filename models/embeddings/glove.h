@@ -33,6 +33,9 @@ struct GloveOptions {
   /// Sparse gradients for all four tables (only the rows a batch uses), as AdaGrad needs them
   /// to touch only those rows.
   TORCH_ARG(bool, sparse) = true;
+  /// AdaGrad's starting sum of squared gradients (> 0) for the in-place update's accumulators
+  /// (models/embeddings/glove_sgd.h); glove.c starts at 1.
+  TORCH_ARG(double, initial_accumulator) = 1.0;
 };
 
 /// f(x) = min(1, (x / x_max)^alpha) elementwise (eq. 9). x: any shape, float; same shape out.
@@ -40,7 +43,8 @@ torch::Tensor glove_weight(const torch::Tensor& x, double x_max, double alpha);
 
 class GloveImpl : public torch::nn::Module {
  public:
-  /// Throws std::invalid_argument if vocab_size or dim < 1, x_max <= 0 or alpha < 0.
+  /// Throws std::invalid_argument if vocab_size or dim < 1, x_max <= 0, alpha < 0 or
+  /// initial_accumulator <= 0.
   explicit GloveImpl(const GloveOptions& options);
 
   /// ½ Σ_k f(x_k) (w_{i_k}ᵀ w̃_{j_k} + b_{i_k} + b̃_{j_k} − log x_k)² over a batch of entries.
@@ -57,6 +61,10 @@ class GloveImpl : public torch::nn::Module {
   torch::nn::Embedding context{nullptr};       // W̃  [V, D]
   torch::nn::Embedding word_bias{nullptr};     // b  [V, 1] (a column so that embedding's sparse gradient applies)
   torch::nn::Embedding context_bias{nullptr};  // b̃  [V, 1]
+  // AdaGrad's per-coordinate sums of squared gradients for the in-place update (glove_sgd.h),
+  // float32 of the tables' shapes, filled with initial_accumulator. Buffers, so that checkpoints
+  // keep them and a resumed run continues exactly; the autograd path leaves them untouched.
+  torch::Tensor word_gradsq, context_gradsq, word_bias_gradsq, context_bias_gradsq;
 
  private:
   GloveOptions options_;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "datasets/io.h"
+#include "models/embeddings/glove_sgd.h"
 
 namespace nlpzoo {
 
@@ -26,7 +27,11 @@ ConfigSchema glove_schema() {
       .add("x_max", "100", "weighting function f(x) = min(1, (x/x_max)^alpha): counts from x_max on weigh 1")
       .add("alpha", "0.75", "exponent of the weighting function f")
       .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
-      .add("batch_size", "10000", "co-occurrence entries (i, j, X_ij) per update (English corpus: 10000 fits better per entry than 100000 at the same entries/s)")
+      .add("batch_size", "100000", "co-occurrence entries (i, j, X_ij) per batch (the in-place path steps per entry "
+                                   "whatever the batch; the autograd path sums a batch into one step)")
+      .add("inplace_adagrad", "true", "true: one AdaGrad step per entry, in place, Hogwild threads, as glove.c "
+                                      "(models/embeddings/glove_sgd.h; uses lr and adagrad_initial_accumulator, not the "
+                                      "torch optimizer); false: autograd and the torch optimizer per batch (reference)")
       .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
       .add("valid_every", "100", "validation: about one word pair {i, j} in valid_every (by a hash of the pair) is "
                                  "held out of the co-occurrences; line i with (i+1) % valid_every == 0 is left out of "
@@ -48,6 +53,12 @@ void GloveTask::setup(Config& config, const TaskContext& context) {
   const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
   seed_ = config.get_int("seed");
   shuffle_ = config.get_bool("shuffle");
+  in_place_ = config.get_bool("inplace_adagrad");
+  const double accumulator = config.get_double("adagrad_initial_accumulator");
+  if (in_place_ && !(accumulator > 0))
+    throw UserError("config key 'adagrad_initial_accumulator': the in-place AdaGrad divides by its square root, so it "
+                    "must be positive (glove.c: 1), got " + config.get("adagrad_initial_accumulator"));
+  options.initial_accumulator(accumulator > 0 ? accumulator : 1.0);  // unused by the autograd path
   // The four tables have sparse gradients: Adam's moments are dense, and LibTorch's AdaGrad and
   // SGD refuse weight decay with them (SGD's momentum buffer would grow by every step's rows).
   const std::string optimizer = config.get("optimizer");
@@ -143,6 +154,12 @@ Batch GloveTask::make_batch(Split split, int64_t epoch, int64_t index) {
 
 LossOutput GloveTask::loss(const Batch& batch) {
   return {model_->loss(batch.tensors.at("rows"), batch.tensors.at("cols"), batch.tensors.at("x")), batch.num_tokens};
+}
+
+LossOutput GloveTask::train_in_place(const Batch& batch, double lr) {
+  const double loss = glove_adagrad(*model_, batch.tensors.at("rows"), batch.tensors.at("cols"), batch.tensors.at("x"),
+                                    lr, torch::get_num_threads());
+  return {torch::tensor(loss, torch::kDouble), batch.num_tokens};
 }
 
 std::map<std::string, std::string> GloveTask::artifacts() const { return {{"vocab.txt", vocab_.to_text()}}; }

@@ -24,13 +24,22 @@
 //
 // Loss and units: each batch's loss is ½ Σ f(X_ij)(w_iᵀw̃_j + b_i + b̃_j − log X_ij)² over its
 // entries (glove.c's cost); Batch::num_tokens is the number of entries, so the Trainer's loss
-// is glove.c's printed cost per entry. The gradient is the batch's sum (kSum): AdaGrad
-// (Duchi et al. 2011; the paper's §4.2 optimiser, torch::optim::Adagrad, which handles the
-// embeddings' sparse gradients) scales each coordinate by its own history anyway; glove.c
-// starts that history at 1 (adagrad_initial_accumulator = 1) with lr 0.05. Two differences
-// from glove.c remain: LibTorch adds g² to the history before dividing (glove.c divides by the
-// history before this step), and a batch sums the gradients of a row's entries into one step
-// where glove.c (Hogwild) steps per entry, so frequent words take fewer, larger steps.
+// is glove.c's printed cost per entry.
+//
+// Training (inplace_adagrad = true, the default): AdaGrad (Duchi et al. 2011; the paper's §4.2
+// optimiser) steps once per entry, in the batch's order, in place, with torch::get_num_threads()
+// threads sharing the tables without locks, as glove.c does (models/embeddings/glove_sgd.h: the
+// step divides by the accumulator before adding this entry's g², glove.c's order; the
+// accumulators start at adagrad_initial_accumulator and are buffers of the model, so checkpoints
+// keep them). It uses lr (the schedule's rate) and adagrad_initial_accumulator; the torch
+// optimizer the Trainer builds stays idle. The batch size then only sets how often the Trainer
+// logs and checks time. One difference from glove.c remains: it accumulates (lr g)² where this
+// accumulates g² (Duchi et al.); lr' = 1 with accumulator a0 / lr² reproduces glove.c's update.
+//
+// inplace_adagrad = false keeps the autograd path as the reference: the batch's gradient is
+// summed (kSum) and torch::optim::Adagrad, which handles the embeddings' sparse gradients, steps
+// once per batch, so a frequent word takes one step per batch instead of one per entry, and
+// LibTorch adds g² to the history before dividing.
 #include <map>
 #include <string>
 
@@ -46,8 +55,8 @@ namespace nlpzoo {
 /// divisible by valid_every (>= 1), so about 1 pair in valid_every is held out.
 bool held_out_pair(int32_t i, int32_t j, int64_t valid_every);
 
-/// The GloVe task's config keys: dim, window, x_max, alpha, min_count, batch_size, train_file,
-/// valid_every, shuffle.
+/// The GloVe task's config keys: dim, window, x_max, alpha, min_count, batch_size, inplace_adagrad,
+/// train_file, valid_every, shuffle.
 ConfigSchema glove_schema();
 
 class GloveTask : public Task, public WordVectorSource {
@@ -64,6 +73,12 @@ class GloveTask : public Task, public WordVectorSource {
   /// ½ Σ f(x)(w_iᵀw̃_j + b_i + b̃_j − log x)² over the batch; num_tokens = its entries.
   LossOutput loss(const Batch& batch) override;
   GradientReduction gradient_reduction() const override { return GradientReduction::kSum; }
+  /// inplace_adagrad: the Trainer calls train_in_place instead of loss + backward + optimizer.
+  bool updates_in_place() const override { return in_place_; }
+  /// One AdaGrad step per entry in the batch's order, in place, torch::get_num_threads() Hogwild
+  /// threads (glove_adagrad); loss_sum: float64 scalar, the entries' summed loss each just before
+  /// its own step; num_tokens = the entries.
+  LossOutput train_in_place(const Batch& batch, double lr) override;
   /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
@@ -82,7 +97,7 @@ class GloveTask : public Task, public WordVectorSource {
   std::string restored_vocab_;  // the checkpoint's vocabulary text ("" when training anew)
   std::map<Split, Cooccurrences> splits_;
   int64_t batch_size_ = 10000, seed_ = 0;
-  bool shuffle_ = true;
+  bool shuffle_ = true, in_place_ = true;
 };
 
 }  // namespace nlpzoo
