@@ -39,7 +39,9 @@ void add_vector_flags(po::options_description& desc) {
       ("run-dir", po::value<std::string>(),
        "instead of --vectors: the run folder of a trained word-vector model (a task that offers "
        "word vectors, e.g. word2vec)")
-      ("checkpoint", po::value<std::string>()->default_value("best"), "with --run-dir: best or last");
+      ("checkpoint", po::value<std::string>()->default_value("last"),
+       "with --run-dir: last (the vectors at the end of training, what word2vec.c, gensim and glove.c "
+       "output) or best (lowest held-out loss, which for GloVe bottoms out epochs before the vectors are best)");
 }
 
 /// `oov`, when given, receives the run's vectors for words outside the table (left empty for

@@ -9,38 +9,23 @@
 #include <string>
 #include <vector>
 
+#include "models/embeddings/row_ops.h"
+
 namespace nlpzoo {
 
 namespace {
 
-// Eight independent partial sums: the compiler turns them into vector lanes without
-// -ffast-math (a single accumulator would fix the order of the additions).
-inline float dot(const float* a, const float* b, int64_t n) {
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
-// y += a x
-inline void axpy(float a, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
 // One binary logistic term: updates theta and e, returns -log σ(±f) (+ for label 1).
 // σ and log σ share one exp; log σ(x) = -log1p(exp(-x)) is exact where log(σ(x)) underflows.
 inline double logistic_step(float* theta, const float* h, float* e, int64_t d, bool label, float lr) {
-  const float f = dot(theta, h, d);
+  const float f = row_dot(theta, h, d);
   const float z = label ? f : -f;                  // the loss is -log σ(z)
   const float ez = std::exp(-std::fabs(z));
   const float loss = std::log1p(ez) + (z < 0 ? -z : 0.0f);
   const float sigma_f = f >= 0 ? 1.0f / (1.0f + ez) : ez / (1.0f + ez);
   const float g = lr * ((label ? 1.0f : 0.0f) - sigma_f);
-  axpy(g, theta, e, d);
-  axpy(g, h, theta, d);
+  row_axpy(g, theta, e, d);
+  row_axpy(g, h, theta, d);
   return loss;
 }
 
@@ -128,7 +113,7 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
       const int64_t first = bags ? off[b] : b, last = bags ? (b + 1 < B ? off[b + 1] : M) : b + 1;
       std::fill(h.begin(), h.end(), 0.0f);
       std::fill(e.begin(), e.end(), 0.0f);
-      for (int64_t r = first; r < last; ++r) axpy(1.0f, in + inp[r] * D, h.data(), D);
+      for (int64_t r = first; r < last; ++r) row_axpy(1.0f, in + inp[r] * D, h.data(), D);
       if (last - first > 1) {
         const float inv = 1.0f / static_cast<float>(last - first);
         for (auto& x : h) x *= inv;
@@ -145,7 +130,7 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
         for (int64_t j = 0; j < L && signs[w * L + j] != 0; ++j)
           loss += logistic_step(out + nodes[w * L + j] * D, h.data(), e.data(), D, signs[w * L + j] > 0, rate);
       }
-      for (int64_t r = first; r < last; ++r) axpy(1.0f, e.data(), in + inp[r] * D, D);
+      for (int64_t r = first; r < last; ++r) row_axpy(1.0f, e.data(), in + inp[r] * D, D);
     }
     std::lock_guard<std::mutex> lock(total_mutex);
     total += loss;
