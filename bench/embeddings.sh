@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark (issue 3): our word2vec (task word2vec, default configs/skipgram-ns.ini),
-# Debian's fastText (`fasttext skipgram|cbow -minn 0 -maxn 0`: plain word2vec, no subwords) and
-# Debian's gensim (python3-gensim through /usr/bin/python3, bench/embeddings_ref.py), one after
+# Debian's fastText (`fasttext skipgram|cbow` with the config's minn/maxn/bucket: -minn 0 -maxn 0,
+# plain word2vec, unless the config has subwords) and Debian's gensim (python3-gensim through
+# /usr/bin/python3, bench/embeddings_ref.py: Word2Vec, or FastText with subwords), one after
 # the other in one run, on the same corpus with the same hyperparameters (read from the config:
 # dim, window, negative, min_count, sample, lr; epochs) and the same threads (2 by default,
 # OMP_WAIT_POLICY=PASSIVE). Each tool's vectors are scored by the same `nlpzoo embed eval`
@@ -56,12 +57,16 @@ cfg() { awk -F' *= *' -v k="$1" '$1 == k {print $2}' "$CONFIG" | tail -1; }
 MODEL=$(cfg model); OBJECTIVE=$(cfg objective)
 DIM=$(cfg dim); WINDOW=$(cfg window); NEGATIVE=$(cfg negative); MIN_COUNT=$(cfg min_count)
 SAMPLE=$(cfg sample); LR=$(cfg lr); MIN_LR=$(cfg min_lr)
+MINN=$(cfg minn); MAXN=$(cfg maxn); BUCKET=$(cfg bucket)
+MINN=${MINN:-3}; MAXN=${MAXN:-0}; BUCKET=${BUCKET:-2000000}
+[ "$MAXN" = 0 ] && MINN=0
 [ "$OBJECTIVE" = softmax ] && { echo "bench: the peers have no full-softmax word2vec; use ns or hs" >&2; exit 1; }
 SG=1; [ "$MODEL" = cbow ] && SG=0
 HS=0; NEG=$NEGATIVE; FT_LOSS=ns
 [ "$OBJECTIVE" = hs ] && { HS=1; NEG=0; FT_LOSS=hs; }
 echo "model=$MODEL objective=$OBJECTIVE dim=$DIM window=$WINDOW negative=$NEGATIVE min_count=$MIN_COUNT" \
-     "sample=$SAMPLE lr=$LR epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" | tee "$OUT/hyper.txt"
+     "sample=$SAMPLE lr=$LR minn=$MINN maxn=$MAXN bucket=$BUCKET epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" \
+  | tee "$OUT/hyper.txt"
 wc -w < "$CORPUS" > "$OUT/corpus_words.txt"
 now() { date +%s.%N; }
 timed() {  # name, command...: wall seconds to OUT/name.wall, GNU time -v to OUT/name.time
@@ -88,16 +93,17 @@ if [ "$GENSIM" = 1 ]; then
   echo "== gensim $(/usr/bin/python3 -c 'import gensim; print(gensim.__version__)')"
   timed gensim /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/gensim" --sg "$SG" \
     --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
-    --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$THREADS"
+    --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$THREADS" --minn "$MINN" --maxn "$MAXN" \
+    --bucket "$BUCKET"
   evaluate gensim --vectors "$OUT/gensim.bin"
 fi
 
 if [ "$FASTTEXT" = 1 ]; then
-  echo "== fastText $(dpkg-query -W -f='${Version}' fasttext 2>/dev/null) (-minn 0 -maxn 0)"
+  echo "== fastText $(dpkg-query -W -f='${Version}' fasttext 2>/dev/null) (-minn $MINN -maxn $MAXN)"
   FT_MODE=skipgram; [ "$SG" = 0 ] && FT_MODE=cbow
   timed fasttext fasttext "$FT_MODE" -input "$CORPUS" -output "$OUT/fasttext" -dim "$DIM" -ws "$WINDOW" \
     -neg "$NEGATIVE" -loss "$FT_LOSS" -minCount "$MIN_COUNT" -t "$SAMPLE" -lr "$LR" -epoch "$EPOCHS" \
-    -thread "$THREADS" -minn 0 -maxn 0 -verbose 1
+    -thread "$THREADS" -minn "$MINN" -maxn "$MAXN" -bucket "$BUCKET" -verbose 1
   evaluate fasttext --vectors "$OUT/fasttext.vec"
 fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gensim's word2vec as the bench's reference peer (bench/embeddings.sh).
 
-Trains Word2Vec on a one-sentence-per-line corpus with the given hyperparameters and writes the
+Trains Word2Vec (FastText with --maxn > 0: subword n-grams) on a one-sentence-per-line corpus with the given hyperparameters and writes the
 vectors in word2vec binary format plus a JSON summary (training seconds, raw and effective
 words). Run with Debian's python3-gensim: /usr/bin/python3 bench/embeddings_ref.py --help
 """
@@ -10,7 +10,7 @@ import json
 import logging
 import time
 
-from gensim.models import Word2Vec
+from gensim.models import FastText, Word2Vec
 
 
 def main():
@@ -28,12 +28,19 @@ def main():
     p.add_argument("--alpha", type=float, default=0.025)
     p.add_argument("--min-alpha", type=float, default=0.0001)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--minn", type=int, default=3, help="subwords: shortest character n-gram")
+    p.add_argument("--maxn", type=int, default=0, help="subwords: longest n-gram; 0 = plain word2vec (Word2Vec)")
+    p.add_argument("--bucket", type=int, default=2000000, help="subwords: n-gram hash buckets")
     a = p.parse_args()
     logging.basicConfig(format="%(asctime)s %(message)s", level=logging.INFO)
     t0 = time.time()
-    model = Word2Vec(vector_size=a.dim, window=a.window, negative=a.negative, hs=a.hs, sg=a.sg,
-                     min_count=a.min_count, sample=a.sample, alpha=a.alpha, min_alpha=a.min_alpha,
-                     workers=a.workers, seed=1)
+    common = dict(vector_size=a.dim, window=a.window, negative=a.negative, hs=a.hs, sg=a.sg,
+                  min_count=a.min_count, sample=a.sample, alpha=a.alpha, min_alpha=a.min_alpha,
+                  workers=a.workers, seed=1)
+    if a.maxn > 0:
+        model = FastText(min_n=a.minn, max_n=a.maxn, bucket=a.bucket, **common)
+    else:
+        model = Word2Vec(**common)
     # corpus_file: gensim's fastest input mode (each worker reads its own part of the file).
     model.build_vocab(corpus_file=a.corpus)
     t1 = time.time()
