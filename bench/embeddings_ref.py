@@ -28,6 +28,7 @@ def main():
     p.add_argument("--alpha", type=float, default=0.025)
     p.add_argument("--min-alpha", type=float, default=0.0001)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--seed", type=int, default=1, help="gensim's seed (initial vectors; threads still vary runs)")
     p.add_argument("--minn", type=int, default=3, help="subwords: shortest character n-gram")
     p.add_argument("--maxn", type=int, default=0, help="subwords: longest n-gram; 0 = plain word2vec (Word2Vec)")
     p.add_argument("--bucket", type=int, default=2000000, help="subwords: n-gram hash buckets")
@@ -36,7 +37,7 @@ def main():
     t0 = time.time()
     common = dict(vector_size=a.dim, window=a.window, negative=a.negative, hs=a.hs, sg=a.sg,
                   min_count=a.min_count, sample=a.sample, alpha=a.alpha, min_alpha=a.min_alpha,
-                  workers=a.workers, seed=1)
+                  workers=a.workers, seed=a.seed)
     if a.maxn > 0:
         model = FastText(min_n=a.minn, max_n=a.maxn, bucket=a.bucket, **common)
     else:
