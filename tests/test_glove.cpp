@@ -286,20 +286,8 @@ TEST(GloveInPlace, OneThreadIsDeterministic) {
 
 namespace {
 
-// Two topics of six words on alternate lines (as the word2vec tests' corpus).
-void write_corpus(const fs::path& dir, int lines = 200) {
-  const std::vector<std::string> animals = {"cat", "dog", "cow", "pig", "hen", "fox"};
-  const std::vector<std::string> numbers = {"one", "two", "six", "ten", "nine", "four"};
-  std::mt19937 rng(3);
-  std::string text;
-  for (int i = 0; i < lines; ++i) {
-    const auto& words = i % 2 ? animals : numbers;
-    for (int k = 0; k < 6; ++k) text += (k ? " " : "") + words[rng() % words.size()];
-    text += i % 2 ? " the\n" : " a\n";
-  }
-  fs::create_directories(dir);
-  atomic_write_text((dir / "english.txt").string(), text);
-}
+// Two topics of six words on alternate lines (test::write_topic_corpus).
+void write_corpus(const fs::path& dir, int lines = 200) { test::write_topic_corpus(dir / "english.txt", lines); }
 
 Config glove_config(const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"--task", "glove", "--dim", "8", "--window", "3", "--min_count", "2",

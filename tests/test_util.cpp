@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
+#include <vector>
 #include <sstream>
 
 #include "datasets/io.h"
@@ -33,6 +35,20 @@ std::filesystem::path fresh_temp_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+void write_topic_corpus(const std::filesystem::path& file, int lines) {
+  const std::vector<std::string> animals = {"cat", "dog", "cow", "pig", "hen", "fox"};
+  const std::vector<std::string> numbers = {"one", "two", "six", "ten", "nine", "four"};
+  std::mt19937 rng(3);
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    const auto& words = i % 2 ? animals : numbers;
+    for (int k = 0; k < 6; ++k) text += (k ? " " : "") + words[rng() % words.size()];
+    text += i % 2 ? " the\n" : " a\n";
+  }
+  std::filesystem::create_directories(file.parent_path());
+  atomic_write_text(file.string(), text);
 }
 
 CommandResult run_command(const std::string& command_line, const std::string& stdin_text) {

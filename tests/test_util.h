@@ -33,6 +33,11 @@ std::string shell_quote(const std::string& s);
 /// An empty folder temp/nlpzoo_<name>_<pid> (emptied if it exists).
 std::filesystem::path fresh_temp_dir(const std::string& name);
 
+/// Writes `lines` lines of two topics that never share a line, for word-vector tests: even
+/// lines hold 6 words drawn from {one two six ten nine four} then "a", odd lines 6 from
+/// {cat dog cow pig hen fox} then "the" (fixed seed). Creates the file's folder.
+void write_topic_corpus(const std::filesystem::path& file, int lines);
+
 /// [B, S] int64 source batch: random lengths (row 0 full, row 1 only EOS), real tokens in
 /// [1, vocab_size) (PAD is never a real token), EOS at each row's end, PAD after it.
 torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size);

@@ -467,21 +467,9 @@ TEST(Word2VecClipGradients, SparseGradientsAreCoalescedAndClipped) {
 
 namespace {
 
-// Two "topics" that never share a sentence: animals and numbers, 400 lines of 6 words, so
-// a trained model puts each topic's words together.
-void write_corpus(const fs::path& dir, int lines = 400) {
-  const std::vector<std::string> animals = {"cat", "dog", "cow", "pig", "hen", "fox"};
-  const std::vector<std::string> numbers = {"one", "two", "six", "ten", "nine", "four"};
-  std::mt19937 rng(3);
-  std::string text;
-  for (int i = 0; i < lines; ++i) {
-    const auto& words = i % 2 ? animals : numbers;
-    for (int k = 0; k < 6; ++k) text += (k ? " " : "") + words[rng() % words.size()];
-    text += i % 2 ? " the\n" : " a\n";
-  }
-  fs::create_directories(dir);
-  atomic_write_text((dir / "english.txt").string(), text);
-}
+// Two "topics" that never share a sentence (test::write_topic_corpus), 400 lines, so a trained
+// model puts each topic's words together.
+void write_corpus(const fs::path& dir, int lines = 400) { test::write_topic_corpus(dir / "english.txt", lines); }
 
 Config w2v_config(const std::vector<std::string>& extra = {}) {
   std::vector<std::string> o = {"--task", "word2vec", "--dim", "8", "--min_count", "2", "--batch_size", "200",
