@@ -55,7 +55,9 @@ int64_t require_word(const WordVectors& vectors, const std::string& word, const 
   const int64_t row = vectors.find(word);
   if (row < 0)
     throw UserError("'" + word + "' is not in the vocabulary (" + std::to_string(vectors.size()) + " words" +
-                    (what.empty() ? "" : " of " + what) + ")");
+                    (what.empty() ? "" : " of " + what) +
+                    "); words match exactly (the English corpus is lowercase, rare words fall under min_count), "
+                    "and only a subword model (maxn > 0) answers words outside its vocabulary");
   return row;
 }
 

@@ -178,7 +178,8 @@ int run_eval(const std::vector<std::string>& args) {
       ("method", po::value<std::string>()->default_value("add"), "analogy answers: add (3CosAdd) or mul (3CosMul)")
       ("analogy-restrict", po::value<int64_t>()->default_value(ad.restrict_vocab),
        "only the first N rows (most frequent words) answer or are asked about, as gensim's "
-       "evaluate_word_analogies(restrict_vocab=30000); 0 = every word")
+       "evaluate_word_analogies(restrict_vocab=30000) and word2vec.c's compute-accuracy (gensim's own "
+       "default is 300000, which scores lower); 0 = every word")
       ("similarity-restrict", po::value<int64_t>()->default_value(sd.restrict_vocab),
        "pairs count only when both words are among the first N rows, as gensim's "
        "evaluate_word_pairs(restrict_vocab=300000); 0 = every word")
@@ -207,8 +208,14 @@ int run_eval(const std::vector<std::string>& args) {
   // Read the (small) evaluation files first, so a malformed line is reported before the slow load.
   std::vector<AnalogySection> sections;
   std::vector<WordPair> pairs;
-  if (vm->count("analogy")) sections = read_analogy_questions((*vm)["analogy"].as<std::string>());
-  if (vm->count("similarity")) pairs = read_word_pairs((*vm)["similarity"].as<std::string>());
+  if (vm->count("analogy")) {
+    require_file((*vm)["analogy"].as<std::string>(), "--analogy: questions as questions-words.txt");
+    sections = read_analogy_questions((*vm)["analogy"].as<std::string>());
+  }
+  if (vm->count("similarity")) {
+    require_file((*vm)["similarity"].as<std::string>(), "--similarity: word pairs as wordsim353.tsv");
+    pairs = read_word_pairs((*vm)["similarity"].as<std::string>());
+  }
   const auto vectors = vectors_from_flags(*vm);
 
   nlohmann::json out;

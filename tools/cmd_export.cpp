@@ -19,12 +19,17 @@ int run_export(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   desc.add_options()
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
-      ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
+      ("checkpoint", po::value<std::string>()->default_value("auto"),
+       "best (lowest valid loss), last, or auto: last for word vectors (the final vectors, as nlpzoo embed, "
+       "word2vec.c and gensim give), best for every other model")
       ("out", po::value<std::string>()->required(), "TorchScript file to write, e.g. model.pt (required)");
-  auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint best|last]");
+  auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint auto|best|last]");
   if (!vm) return 0;
-  const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
-  auto run = load_run(path, torch::kCPU);
+  const auto run_dir = (*vm)["run-dir"].as<std::string>();
+  const auto which = (*vm)["checkpoint"].as<std::string>();
+  auto run = load_run(checkpoint_in(run_dir, which == "auto" ? "last" : which), torch::kCPU);
+  if (which == "auto" && dynamic_cast<const WordVectorSource*>(run.task.get()) == nullptr)
+    run = load_run(checkpoint_in(run_dir, "best"), torch::kCPU);
   const auto out = (*vm)["out"].as<std::string>();
   std::map<std::string, std::string> extra{{"config.ini", run.header.config}};
   if (auto* lm = dynamic_cast<LanguageModelTask*>(run.task.get())) {
