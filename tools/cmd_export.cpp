@@ -26,10 +26,13 @@ int run_export(const std::vector<std::string>& args) {
   auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint auto|best|last]");
   if (!vm) return 0;
   const auto run_dir = (*vm)["run-dir"].as<std::string>();
-  const auto which = (*vm)["checkpoint"].as<std::string>();
-  auto run = load_run(checkpoint_in(run_dir, which == "auto" ? "last" : which), torch::kCPU);
-  if (which == "auto" && dynamic_cast<const WordVectorSource*>(run.task.get()) == nullptr)
-    run = load_run(checkpoint_in(run_dir, "best"), torch::kCPU);
+  std::string which = (*vm)["checkpoint"].as<std::string>();
+  if (which == "auto") {
+    // The task's kind, from the header and an empty task: no model is built for the choice.
+    const auto task = make_task(read_checkpoint_header(checkpoint_in(run_dir, "last")).task);
+    which = dynamic_cast<const WordVectorSource*>(task.get()) != nullptr ? "last" : "best";
+  }
+  auto run = load_run(checkpoint_in(run_dir, which), torch::kCPU);
   const auto out = (*vm)["out"].as<std::string>();
   std::map<std::string, std::string> extra{{"config.ini", run.header.config}};
   if (auto* lm = dynamic_cast<LanguageModelTask*>(run.task.get())) {
