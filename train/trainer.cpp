@@ -329,9 +329,9 @@ int Trainer::train(bool resume) {
     double loss_sum = 0;
     int64_t tokens = 0;
     const int64_t epoch_before = t.epoch;  // an epoch ended during this update if it changes
-    // A task that updates in place gets the rate of the update its batches make.
+    // The rate of the update these batches make; a task that updates in place applies it itself.
     const bool in_place = task_.updates_in_place();
-    const double in_place_lr = in_place ? schedule_->lr_at(t.step + 1) : 0.0;
+    const double lr = schedule_->lr_at(t.step + 1);
     for (int64_t k = 0; k < update_freq; ++k) {
       auto item = loader.next();
       if (!item) break;
@@ -340,15 +340,14 @@ int Trainer::train(bool resume) {
       const bool last_of_epoch = item->index + 1 == item->epoch_size;
       t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
       t.batch_index = last_of_epoch ? 0 : item->index + 1;
+      LossOutput out;
       if (in_place) {
         torch::NoGradGuard no_grad;
-        auto out = task_.train_in_place(item->batch.to(device_), in_place_lr);
-        loss_sum += out.loss_sum.item<double>();
-        tokens += out.num_tokens;
-        continue;
+        out = task_.train_in_place(item->batch.to(device_), lr);
+      } else {
+        out = task_.loss(item->batch.to(device_));
+        out.loss_sum.backward();
       }
-      auto out = task_.loss(item->batch.to(device_));
-      out.loss_sum.backward();
       loss_sum += out.loss_sum.item<double>();
       tokens += out.num_tokens;
     }
@@ -361,7 +360,7 @@ int Trainer::train(bool resume) {
       grad_norm = clip_gradients(model_->parameters(), clip_norm);
     }
     ++t.step;
-    t.lr = schedule_->lr_at(t.step);
+    t.lr = lr;
     if (!in_place) {
       set_lr(*optimizer_, t.lr);
       optimizer_->step();
