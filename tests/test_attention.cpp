@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "models/masked_softmax.h"
 #include "models/seq2seq/attention.h"
 
 using namespace nlpzoo;
@@ -81,4 +82,33 @@ TEST(Attention, GeneralMatchesBilinearForm) {
 TEST(Attention, DotRejectsMismatchedSizes) {
   EXPECT_THROW(make_attention(AttentionType::kDot, 4, 6, 0), std::invalid_argument);
   EXPECT_THROW(parse_attention_type("bahdanau"), std::invalid_argument);
+}
+
+// The one masked softmax both attentions use (models/masked_softmax.h), on the course's worked
+// example: scores (0.8, 0.2, 1.0) give weights (0.361, 0.198, 0.441).
+TEST(MaskedSoftmax, WorkedExampleAndExactZerosWhereMasked) {
+  auto scores = torch::tensor({0.8f, 0.2f, 1.0f}).view({1, 3});
+  auto all = masked_softmax(scores, torch::ones({1, 3}, torch::kBool)).view({3});
+  EXPECT_NEAR(all[0].item<float>(), 0.361, 5e-4);
+  EXPECT_NEAR(all[1].item<float>(), 0.198, 5e-4);
+  EXPECT_NEAR(all[2].item<float>(), 0.441, 5e-4);
+  EXPECT_TRUE(torch::equal(masked_softmax(scores, torch::Tensor()), all.view({1, 3})));  // no mask: plain softmax
+  // Masking the middle score renormalises the other two: e^0.8 / (e^0.8 + e^1.0) = 0.4502.
+  auto w = masked_softmax(scores, torch::tensor({true, false, true}).view({1, 3})).view({3});
+  EXPECT_EQ(w[1].item<float>(), 0.f);
+  EXPECT_NEAR(w[0].item<float>(), 0.450166, 1e-5);
+  EXPECT_NEAR(w[2].item<float>(), 0.549834, 1e-5);
+}
+
+TEST(MaskedSoftmax, BroadcastsACausalMaskAndZeroesRowsThatSeeNothing) {
+  auto scores = torch::randn({2, 3, 3}, torch::requires_grad());
+  // Row 0 sees key 0, row 1 keys 0..1, row 2 nothing.
+  auto allowed = torch::tensor({true, false, false, true, true, false, false, false, false}).view({3, 3});
+  auto w = masked_softmax(scores, allowed);
+  ASSERT_EQ(w.sizes(), scores.sizes());
+  EXPECT_TRUE(torch::equal(w.masked_select(allowed.logical_not().expand({2, 3, 3})), torch::zeros({12})));
+  EXPECT_TRUE(torch::allclose(w.select(1, 0).select(1, 0), torch::ones({2})));
+  EXPECT_TRUE(torch::allclose(w.select(1, 1).sum(-1), torch::ones({2})));
+  w.sum().backward();
+  EXPECT_TRUE(torch::isfinite(scores.grad()).all().item<bool>());
 }

@@ -1,9 +1,9 @@
 #include "models/seq2seq/attention.h"
 
-#include "models/enum_names.h"
-
-#include <limits>
 #include <stdexcept>
+
+#include "models/enum_names.h"
+#include "models/masked_softmax.h"
 
 namespace nlpzoo {
 
@@ -18,13 +18,8 @@ std::string to_string(AttentionType type) { return enum_name(type, kAttentionNam
 std::tuple<torch::Tensor, torch::Tensor> masked_attention(const torch::Tensor& scores,
                                                            const torch::Tensor& mask,
                                                            const torch::Tensor& values) {
-  auto valid = mask.unsqueeze(1);  // [B, 1, S]
-  // exp(-inf) is exactly 0, so padding gets exactly zero weight.
-  auto masked = scores.masked_fill(valid.logical_not(), -std::numeric_limits<float>::infinity());
-  auto weights = torch::softmax(masked, /*dim=*/-1);
-  // An all-padding row would be 0/0; give it zero weights instead of NaN.
-  weights = weights.masked_fill(valid.logical_not(), 0.0);
-  auto context = torch::bmm(weights, values);  // [B, T, K]
+  auto weights = masked_softmax(scores, mask.unsqueeze(1));  // [B, T, S]; mask [B, 1, S]
+  auto context = torch::bmm(weights, values);                // [B, T, K]
   return {context, weights};
 }
 

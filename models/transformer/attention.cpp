@@ -1,7 +1,8 @@
 #include "models/transformer/attention.h"
 
 #include <cmath>
-#include <limits>
+
+#include "models/masked_softmax.h"
 
 namespace nlpzoo {
 
@@ -42,18 +43,7 @@ std::tuple<torch::Tensor, torch::Tensor> scaled_dot_product_attention(
     rel_index = relative->index.expand_as(scores);
     scores = scores + torch::matmul(qs, relative->keys.t()).gather(-1, rel_index);
   }
-  torch::Tensor weights;
-  if (allowed.defined()) {
-    // A query with no allowed key would make softmax 0/0. Let such rows attend everywhere
-    // (finite values and gradients), then zero them: the row "sees nothing".
-    auto any = allowed.any(/*dim=*/-1, /*keepdim=*/true);
-    auto blocked = allowed.logical_or(any.logical_not()).logical_not();
-    // exp(-inf) is exactly 0, so masked keys get exactly zero weight.
-    weights = torch::softmax(scores.masked_fill(blocked, -std::numeric_limits<float>::infinity()), -1);
-    weights = weights.masked_fill(any.logical_not(), 0.0);
-  } else {
-    weights = torch::softmax(scores, -1);
-  }
+  auto weights = masked_softmax(scores, allowed);  // [..., T, S]
   auto attn = (dropout_p > 0 && training) ? torch::dropout(weights, dropout_p, /*train=*/true) : weights;
   auto out = torch::matmul(attn, v);  // [..., T, d_v]
   if (relative) {
