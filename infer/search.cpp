@@ -24,14 +24,6 @@ void validate_length_options(const SearchOptions& o) {
     throw UserError("--length-penalty must be a finite number (got " + std::to_string(o.length_penalty) + ")");
 }
 
-void validate_beam_options(const SearchOptions& o) {
-  if (o.beam_size < 1) throw UserError("--beam-size must be >= 1 (got " + std::to_string(o.beam_size) + ")");
-  if (o.n_best < 1 || o.n_best > o.beam_size)
-    throw UserError("--n-best must be between 1 and --beam-size (" + std::to_string(o.beam_size) + "), got " +
-                    std::to_string(o.n_best));
-  validate_length_options(o);
-}
-
 void check_source(const torch::Tensor& src) {
   TORCH_CHECK(src.dim() == 2, "search: src must be [B, S], got ", src.sizes());
   TORCH_CHECK(src.scalar_type() == torch::kLong, "search: src must be int64, got ", src.scalar_type());
@@ -118,6 +110,14 @@ double score_bound(double log_prob, int64_t tokens, int64_t max_len, const Searc
 
 }  // namespace
 
+void validate_search_options(const SearchOptions& o) {
+  if (o.beam_size < 1) throw UserError("--beam-size must be >= 1 (got " + std::to_string(o.beam_size) + ")");
+  if (o.n_best < 1 || o.n_best > o.beam_size)
+    throw UserError("--n-best must be between 1 and --beam-size (" + std::to_string(o.beam_size) + "), got " +
+                    std::to_string(o.n_best));
+  validate_length_options(o);
+}
+
 double length_penalty(int64_t length, double alpha, LengthPenaltyForm form) {
   if (length < 1) throw std::invalid_argument("length_penalty: length must be >= 1, got " + std::to_string(length));
   double len = static_cast<double>(length);
@@ -194,7 +194,7 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 
 std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, const torch::Tensor& src,
                                                  const SearchOptions& options) {
-  validate_beam_options(options);
+  validate_search_options(options);
   check_source(src);
   torch::NoGradGuard no_grad;
   const int64_t batch = src.size(0);

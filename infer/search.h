@@ -53,6 +53,12 @@ struct SearchOptions {
   bool keep_attention = false;     // fill Hypothesis::attention
 };
 
+/// The checks beam_search makes before it decodes (greedy_search makes the length ones), for a
+/// caller that wants bad options reported before slow work: --beam-size >= 1, --n-best in
+/// 1..--beam-size, --max-length >= 1, --max-length-ratio finite and >= 0, --length-penalty
+/// finite. Throws UserError naming the option and its value.
+void validate_search_options(const SearchOptions& options);
+
 /// One decoded target sentence.
 struct Hypothesis {
   std::vector<int64_t> tokens;  // target ids, without BOS, without EOS

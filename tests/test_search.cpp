@@ -174,6 +174,24 @@ TEST(SearchOptionsValidation, BadOptionsNameTheFlag) {
   EXPECT_NO_THROW(greedy_search(model, src, o));
 }
 
+// The CLI checks its decoding flags with the search's own check (validate_search_options),
+// before it loads a model: the run folder here does not exist, and the flag is named first.
+// (Before, translate and evaluate repeated three of the checks and met the rest, such as
+// --max-length-ratio, only after loading the run.)
+TEST(SearchOptionsValidation, TheCliChecksFlagsBeforeLoadingTheRun) {
+  const std::string run = " --run-dir /nonexistent_nlpzoo_run --device cpu";
+  for (const auto& [flags, named] : std::vector<std::pair<std::string, std::string>>{
+           {"translate --beam-size 2 --n-best 3", "--n-best"},
+           {"translate --max-length-ratio -1", "--max-length-ratio"},
+           {"translate --beam-size 0", "--beam-size"},
+           {"translate --max-length 0", "--max-length"}}) {
+    const auto r = test::run_cli(flags + run);
+    EXPECT_NE(r.status, 0) << flags;
+    EXPECT_NE(r.err.find(named), std::string::npos) << flags << ": " << r.err;
+    EXPECT_EQ(r.err.find("nonexistent_nlpzoo_run"), std::string::npos) << flags << ": " << r.err;
+  }
+}
+
 // Greedy takes "a" (0.6) but every continuation of "a" is poor; "b" (0.4) ends well.
 TEST(BeamSearch, FindsABetterSequenceThanGreedy) {
   TableDecoder model({{{}, {{kA, 0.6}, {kB, 0.4}}},

@@ -33,9 +33,7 @@ SearchOptions search_options(const po::variables_map& vm) {
   o.max_length_ratio = vm["max-length-ratio"].as<double>();
   o.max_length = vm["max-length"].as<int64_t>();
   if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
-  if (o.beam_size < 1) throw UserError("--beam-size: must be at least 1");
-  if (o.n_best < 1 || o.n_best > o.beam_size) throw UserError("--n-best: must be between 1 and --beam-size");
-  if (o.max_length < 1) throw UserError("--max-length: must be at least 1");
+  validate_search_options(o);
   if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");
   return o;
 }
