@@ -164,8 +164,7 @@ TEST_F(RegressionEmbedCli, SimilarAnalogyEvalExportDebiasPlot) {
 // "section offset" so that part of each section is answered right, written in a random
 // case mix and order so that case folding and restrict_vocab both matter.
 TEST_F(RegressionEmbedCli, MatchesGensimOnTheSharedEvaluationSets) {
-  if (std::system("/usr/bin/python3 -c 'import gensim' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import gensim (install python3-gensim)";
+  NLPZOO_REQUIRE_PYTHON_MODULE("gensim", "python3-gensim");
   const std::string data = NLPZOO_SHARED_DATA;
   const std::string questions = data + "/analogy/questions-words.txt";
   const std::string pairs = data + "/similarity/wordsim353.tsv";

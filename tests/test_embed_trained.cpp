@@ -71,14 +71,12 @@ TEST_F(RegressionEmbedTrained, ExportedTorchScriptHoldsTheVectorsAndLoadsInPytho
   auto m = torch::jit::load(pt);
   EXPECT_TRUE(torch::equal(m.attr("vectors").toTensor(), expected.vectors()));
 
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
-  auto py = test::run_command("OMP_NUM_THREADS=1 /usr/bin/python3 -c " +
-                              shell_quote("import sys, torch\n"
-                                          "m = torch.jit.load(sys.argv[1])\n"
-                                          "v = m(m.ids(['king', 'queen']))\n"
-                                          "print(m.words[0], m.dim, tuple(v.shape), ' '.join('%.9g' % x for x in v[0].tolist()))\n") +
-                              " " + shell_quote(pt));
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
+  auto py = test::run_python("import sys, torch\n"
+                             "m = torch.jit.load(sys.argv[1])\n"
+                             "v = m(m.ids(['king', 'queen']))\n"
+                             "print(m.words[0], m.dim, tuple(v.shape), ' '.join('%.9g' % x for x in v[0].tolist()))\n",
+                             {pt});
   ASSERT_EQ(py.status, 0) << py.out << py.err;
   std::istringstream in(py.out);
   std::string first, shape0, shape1;

@@ -19,6 +19,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "tests/test_util.h"
+#include "tests/twin_util.h"
 #include "infer/export_seq2seq.h"
 #include "models/seq2seq/seq2seq.h"
 
@@ -69,46 +70,6 @@ Seq2SeqOptions small(const Variant& v) {
 torch::Tensor random_src(int64_t B, int64_t S) { return test::random_source_batch(B, S, kSrcVocab); }
 using test::max_diff;
 
-// Encodes and runs `steps` decoder steps through both seams with the same tokens (BOS, then
-// random), checking every state tensor, log-prob and attention row. Before the third step
-// both states are reordered and grown by the same random rows, as beam search does, so the
-// twin's zero-width placeholders must survive index_select too.
-void expect_twin_matches(Seq2SeqImpl& eager, IncrementalDecoder& twin, const torch::Tensor& src, int steps = 4) {
-  auto se = eager.init(src);
-  auto st = twin.init(src);
-  ASSERT_EQ(se.tensors.size(), st.tensors.size());
-  for (const auto& [name, t] : se.tensors) {
-    ASSERT_TRUE(st.tensors.count(name)) << name;
-    EXPECT_LE(max_diff(t, st.tensors.at(name)), 1e-5) << "encode: " << name;
-  }
-  auto prev = torch::full({src.size(0)}, kBosId, torch::kLong);
-  for (int i = 0; i < steps; ++i) {
-    if (i == 2) {
-      auto rows = torch::randint(0, prev.size(0), {prev.size(0) + 3}, torch::kLong);
-      se = se.index_select(rows);
-      st = st.index_select(rows);
-      prev = prev.index_select(0, rows);
-    }
-    auto e = eager.step(se, prev);
-    auto t = twin.step(st, prev);
-    EXPECT_LE(max_diff(e.log_probs, t.log_probs), 1e-5) << "step " << i;
-    // Real probabilities, not just matching garbage.
-    EXPECT_LE((t.log_probs.exp().sum(1) - 1).abs().max().item<float>(), 1e-5) << "step " << i;
-    ASSERT_EQ(e.attention.defined(), t.attention.defined());
-    if (e.attention.defined()) {
-      EXPECT_LE(max_diff(e.attention, t.attention), 1e-5) << "attention step " << i;
-    }
-    ASSERT_EQ(e.state.tensors.size(), t.state.tensors.size());
-    for (const auto& [name, x] : e.state.tensors) {
-      ASSERT_TRUE(t.state.tensors.count(name)) << name;
-      EXPECT_LE(max_diff(x, t.state.tensors.at(name)), 1e-5) << "state " << name << " step " << i;
-    }
-    se = e.state;
-    st = t.state;
-    prev = torch::randint(1, kTgtVocab, {prev.size(0)}, torch::kLong);
-  }
-}
-
 using test::eager_greedy;
 
 std::string temp_path(const std::string& name) {
@@ -130,26 +91,16 @@ TEST_P(ExportSeq2Seq, TwinMatchesEagerOnPaddedBatches) {
   torch::NoGradGuard ng;
   ScriptedSeq2Seq twin(script_seq2seq(*model));
   EXPECT_EQ(twin.target_vocab_size(), kTgtVocab);
-  for (int trial = 0; trial < 3; ++trial) expect_twin_matches(*model, twin, random_src(5, 7));
+  for (int trial = 0; trial < 3; ++trial) test::expect_decoders_agree(*model, twin, random_src(5, 7), 4);
   // One sentence alone, no padding at all.
-  expect_twin_matches(*model, twin, random_src(1, 4));
+  test::expect_decoders_agree(*model, twin, random_src(1, 4), 4);
 }
 
 TEST_P(ExportSeq2Seq, TwinHoldsEveryParameterUnderItsMappedName) {
   const Variant v = GetParam();
   Seq2Seq model(small(v));
   auto twin = script_seq2seq(*model);
-  size_t n = 0;
-  for (const auto& p : twin.named_parameters(/*recurse=*/false)) {
-    EXPECT_FALSE(p.value.requires_grad()) << p.name;
-    ++n;
-  }
-  EXPECT_EQ(n, model->named_parameters().size());
-  for (const auto& p : model->named_parameters()) {
-    auto name = scripted_name(p.key());
-    ASSERT_TRUE(twin.hasattr(name)) << name;
-    EXPECT_TRUE(twin.attr(name).toTensor().equal(p.value())) << name;
-  }
+  test::expect_twin_holds_parameters(*model, twin);
   EXPECT_EQ(twin.attr("cell").toStringRef(), to_string(v.cell));
   EXPECT_EQ(twin.attr("attention").toStringRef(), to_string(v.attention));
   EXPECT_EQ(twin.attr("num_layers").toInt(), v.layers);
@@ -170,14 +121,9 @@ TEST_P(ExportSeq2Seq, SavedFileLoadsAndMatches) {
   torch::NoGradGuard ng;
   const auto path = temp_path("roundtrip.pt");
   export_seq2seq(path, *model, extras());
-  torch::jit::ExtraFilesMap files{{"config.ini", ""}, {"spm.src.model", ""}, {"README.txt", ""}};
-  auto loaded = torch::jit::load(path, torch::kCPU, files);
-  fs::remove(path);
-  EXPECT_EQ(files.at("config.ini"), extras().at("config.ini"));
-  EXPECT_EQ(files.at("spm.src.model"), extras().at("spm.src.model"));
-  EXPECT_EQ(files.at("README.txt"), seq2seq_export_readme(model->options()));
+  auto loaded = test::load_export_checking_extras(path, extras(), seq2seq_export_readme(model->options()));
   ScriptedSeq2Seq twin(loaded);
-  expect_twin_matches(*model, twin, random_src(4, 6));
+  test::expect_decoders_agree(*model, twin, random_src(4, 6), 4);
   auto src = random_src(3, 5);
   EXPECT_TRUE(loaded.get_method("translate_greedy")({src, int64_t{6}}).toTensor().equal(eager_greedy(*model, src, 6)));
 }
@@ -294,8 +240,7 @@ TEST(ExportSeq2SeqErrors, ForeignModuleIsAUserError) {
 // files and parameter names, and computes the same log-probs, attention and greedy tokens as
 // the eager C++ models. One python process checks every file (importing torch is slow).
 TEST(RegressionExportPython, PythonTorchRunsTheExportedFiles) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
   // Between them: every cell, every attention, uni/bi, 1/2 layers, input feeding on/off.
   const std::vector<Variant> variants = {{CellType::kLstm, AttentionType::kAdditive, 2, true, true},
                                          {CellType::kGru, AttentionType::kNone, 1, false, false},
@@ -303,16 +248,14 @@ TEST(RegressionExportPython, PythonTorchRunsTheExportedFiles) {
                                          {CellType::kRnn, AttentionType::kGeneral, 1, true, false}};
   torch::manual_seed(21);
   std::vector<Seq2Seq> models;
-  std::string paths;
+  std::vector<std::string> paths;
   for (size_t i = 0; i < variants.size(); ++i) {
     models.emplace_back(small(variants[i]));
     models.back()->eval();
-    const auto path = temp_path("py" + std::to_string(i) + ".pt");
-    export_seq2seq(path, *models.back(), extras());
-    paths += " " + path;
+    paths.push_back(temp_path("py" + std::to_string(i) + ".pt"));
+    export_seq2seq(paths.back(), *models.back(), extras());
   }
-  const auto script_path = temp_path("check.py"), out_path = temp_path("py.out");
-  atomic_write_text(script_path, R"PY(
+  const auto py = test::run_python(R"PY(
 import sys, torch
 torch.set_num_threads(1)
 src = torch.tensor([[5, 6, 7, 8, 3], [9, 4, 3, 0, 0], [3, 0, 0, 0, 0]])
@@ -335,15 +278,9 @@ for i, path in enumerate(sys.argv[1:]):
         g = m.translate_greedy(src, 8)
         print('greedy', i, g.size(0), g.size(1), ' '.join(str(v) for v in g.flatten().tolist()))
 print('done')
-)PY");
-  const std::string cmd =
-      "OMP_NUM_THREADS=1 /usr/bin/python3 " + script_path + paths + " > " + out_path + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::string output = read_file(out_path);
-  for (size_t i = 0; i < variants.size(); ++i) fs::remove(temp_path("py" + std::to_string(i) + ".pt"));
-  fs::remove(script_path);
-  fs::remove(out_path);
-  ASSERT_EQ(rc, 0) << output;
+)PY", paths);
+  for (const auto& path : paths) fs::remove(path);
+  ASSERT_EQ(py.status, 0) << py.out << py.err;
 
   // The same computations in eager C++, keyed like python's lines.
   torch::NoGradGuard ng;
@@ -354,12 +291,7 @@ print('done')
   for (size_t i = 0; i < variants.size(); ++i) {
     auto& model = *models[i];
     const std::string id = std::to_string(i);
-    std::vector<std::string> names;
-    for (const auto& p : model.named_parameters()) names.push_back(scripted_name(p.key()));
-    std::sort(names.begin(), names.end());
-    std::string joined;
-    for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
-    expected_text["params " + id] = joined;
+    expected_text["params " + id] = test::sorted_scripted_names(model);
     const Variant& v = variants[i];
     expected_text["attrs " + id] = to_string(v.cell) + " " + to_string(v.attention) + " " + std::to_string(v.layers) +
                                    (v.bidirectional ? " True" : " False") + (v.input_feeding ? " True" : " False");
@@ -374,12 +306,8 @@ print('done')
       state = step.state;
       prev = torch::tensor(next[t], torch::kLong);
     }
-    auto greedy = eager_greedy(model, src, 8);
-    std::string g = std::to_string(greedy.size(0)) + " " + std::to_string(greedy.size(1));
-    for (int64_t x : std::vector<int64_t>(greedy.data_ptr<int64_t>(), greedy.data_ptr<int64_t>() + greedy.numel()))
-      g += " " + std::to_string(x);
-    expected_text["greedy " + id] = g;
+    expected_text["greedy " + id] = test::tokens_text(eager_greedy(model, src, 8));
   }
 
-  test::expect_python_report(output, expected_values, expected_text);
+  test::expect_python_report(py.out, expected_values, expected_text);
 }

@@ -17,6 +17,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "tests/test_util.h"
+#include "tests/twin_util.h"
 #include "infer/export_seq2seq.h"
 #include "infer/export_transformer.h"
 #include "models/seq2seq/seq2seq.h"
@@ -79,10 +80,8 @@ TransformerSeq2Seq eval_model(const Variant& v) {
 torch::Tensor random_src(int64_t B, int64_t S) { return test::random_source_batch(B, S, kSrcVocab); }
 using test::max_diff;
 
-// Encodes with both models (the twin's encode against the eager encode, then init against
-// init) and runs `steps` decoder steps through both seams with the same tokens (BOS, then
-// random), checking every state tensor, log-prob and attention row. Before the third step
-// both states are reordered and grown by the same random rows, as beam search does.
+// Encodes with both models (the twin's encode against the eager encode), then runs both
+// through init and `steps` decoder steps (test::expect_decoders_agree).
 void expect_twin_matches(TransformerSeq2SeqImpl& eager, ScriptedTransformer& twin, const torch::Tensor& src,
                          int steps = 7) {
   auto enc = eager.encode(src);
@@ -90,38 +89,7 @@ void expect_twin_matches(TransformerSeq2SeqImpl& eager, ScriptedTransformer& twi
   EXPECT_LE(max_diff(enc.memory, out[0].toTensor()), 1e-5) << "encode: memory";
   EXPECT_TRUE(enc.mask.equal(out[1].toTensor())) << "encode: src_mask";
 
-  auto se = eager.init(src);
-  auto st = twin.init(src);
-  ASSERT_EQ(se.tensors.size(), st.tensors.size());
-  for (const auto& [name, t] : se.tensors) {
-    ASSERT_TRUE(st.tensors.count(name)) << name;
-    EXPECT_LE(max_diff(t, st.tensors.at(name)), 1e-5) << "init: " << name;
-  }
-  const int64_t V = eager.options().tgt_vocab_size();
-  auto prev = torch::full({src.size(0)}, kBosId, torch::kLong);
-  for (int i = 0; i < steps; ++i) {
-    if (i == 2) {
-      auto rows = torch::randint(0, prev.size(0), {prev.size(0) + 3}, torch::kLong);
-      se = se.index_select(rows);
-      st = st.index_select(rows);
-      prev = prev.index_select(0, rows);
-    }
-    auto e = eager.step(se, prev);
-    auto t = twin.step(st, prev);
-    EXPECT_LE(max_diff(e.log_probs, t.log_probs), 1e-5) << "step " << i;
-    // Real probabilities, not just matching garbage.
-    EXPECT_LE((t.log_probs.exp().sum(1) - 1).abs().max().item<float>(), 1e-5) << "step " << i;
-    ASSERT_TRUE(t.attention.defined());
-    EXPECT_LE(max_diff(e.attention, t.attention), 1e-5) << "attention step " << i;
-    ASSERT_EQ(e.state.tensors.size(), t.state.tensors.size());
-    for (const auto& [name, x] : e.state.tensors) {
-      ASSERT_TRUE(t.state.tensors.count(name)) << name;
-      EXPECT_LE(max_diff(x, t.state.tensors.at(name)), 1e-5) << "state " << name << " step " << i;
-    }
-    se = e.state;
-    st = t.state;
-    prev = torch::randint(1, V, {prev.size(0)}, torch::kLong);
-  }
+  test::expect_decoders_agree(eager, twin, src, steps);
 }
 
 using test::eager_greedy;
@@ -170,12 +138,7 @@ TEST_P(ExportTransformer, TwinHoldsEveryParameterAndBufferUnderItsMappedName) {
   const Variant v = GetParam();
   auto model = eval_model(v);
   auto twin = script_transformer(*model);
-  size_t n = 0;
-  for (const auto& p : twin.named_parameters(/*recurse=*/false)) {
-    EXPECT_FALSE(p.value.requires_grad()) << p.name;
-    ++n;
-  }
-  EXPECT_EQ(n, model->named_parameters().size());
+  test::expect_twin_holds_parameters(*model, twin);
   size_t buffers = 0;
   for (const auto& b : twin.named_buffers(/*recurse=*/false)) {
     (void)b;
@@ -183,11 +146,6 @@ TEST_P(ExportTransformer, TwinHoldsEveryParameterAndBufferUnderItsMappedName) {
   }
   EXPECT_EQ(buffers, model->named_buffers().size());
   EXPECT_EQ(buffers, v.positions == PositionType::kSinusoidal ? 1u : 0u);
-  for (const auto& p : model->named_parameters()) {
-    auto name = scripted_name(p.key());
-    ASSERT_TRUE(twin.hasattr(name)) << name;
-    EXPECT_TRUE(twin.attr(name).toTensor().equal(p.value())) << name;
-  }
   for (const auto& b : model->named_buffers())
     EXPECT_TRUE(twin.attr(scripted_name(b.key())).toTensor().equal(b.value())) << b.key();
   EXPECT_EQ(twin.hasattr("src_embed__weight"), !v.share_embeddings);
@@ -216,12 +174,7 @@ TEST_P(ExportTransformer, SavedFileLoadsAndMatches) {
   torch::NoGradGuard ng;
   const auto path = temp_path("roundtrip.pt");
   export_transformer(path, *model, extras());
-  torch::jit::ExtraFilesMap files{{"config.ini", ""}, {"spm.src.model", ""}, {"README.txt", ""}};
-  auto loaded = torch::jit::load(path, torch::kCPU, files);
-  fs::remove(path);
-  EXPECT_EQ(files.at("config.ini"), extras().at("config.ini"));
-  EXPECT_EQ(files.at("spm.src.model"), extras().at("spm.src.model"));
-  EXPECT_EQ(files.at("README.txt"), transformer_export_readme(model->options()));
+  auto loaded = test::load_export_checking_extras(path, extras(), transformer_export_readme(model->options()));
   ScriptedTransformer twin(loaded);
   expect_twin_matches(*model, twin, random_src(4, 6), 4);
   auto src = random_src(3, 5);
@@ -379,21 +332,18 @@ TEST(ExportTransformerErrors, ForeignModuleIsAUserError) {
 // and greedy tokens as the eager C++ models. One python process checks every file (importing
 // torch is slow).
 TEST(RegressionExportTransformerPython, PythonTorchRunsTheExportedFiles) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
   // Between them: every position type, pre/post-LN, relu/gelu, shared embeddings, one head.
   const std::vector<Variant> chosen = {variants()[0], variants()[3], variants()[4], variants()[5]};
   torch::manual_seed(41);
   std::vector<TransformerSeq2Seq> models;
-  std::string paths;
+  std::vector<std::string> paths;
   for (size_t i = 0; i < chosen.size(); ++i) {
     models.push_back(eval_model(chosen[i]));
-    const auto path = temp_path("py" + std::to_string(i) + ".pt");
-    export_transformer(path, *models.back(), extras());
-    paths += " " + path;
+    paths.push_back(temp_path("py" + std::to_string(i) + ".pt"));
+    export_transformer(paths.back(), *models.back(), extras());
   }
-  const auto script_path = temp_path("check.py"), out_path = temp_path("py.out");
-  atomic_write_text(script_path, R"PY(
+  const auto py = test::run_python(R"PY(
 import sys, torch
 torch.set_num_threads(1)
 src = torch.tensor([[5, 6, 7, 8, 3], [9, 4, 3, 0, 0], [3, 0, 0, 0, 0]])
@@ -422,14 +372,9 @@ for i, path in enumerate(sys.argv[1:]):
         g = m.translate_greedy(src, 8)
         show('greedy', i, g.size(0), g.size(1), ' '.join(str(v) for v in g.flatten().tolist()))
 print('done')
-)PY");
-  const std::string cmd = "OMP_NUM_THREADS=1 /usr/bin/python3 " + script_path + paths + " > " + out_path + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  std::string output = read_file(out_path);
-  for (size_t i = 0; i < chosen.size(); ++i) fs::remove(temp_path("py" + std::to_string(i) + ".pt"));
-  fs::remove(script_path);
-  fs::remove(out_path);
-  ASSERT_EQ(rc, 0) << output;
+)PY", paths);
+  for (const auto& path : paths) fs::remove(path);
+  ASSERT_EQ(py.status, 0) << py.out << py.err;
 
   // The same computations in eager C++, keyed like python's lines.
   torch::NoGradGuard ng;
@@ -440,12 +385,7 @@ print('done')
   for (size_t i = 0; i < chosen.size(); ++i) {
     auto& model = *models[i];
     const std::string id = std::to_string(i);
-    std::vector<std::string> names;
-    for (const auto& p : model.named_parameters()) names.push_back(scripted_name(p.key()));
-    std::sort(names.begin(), names.end());
-    std::string joined;
-    for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
-    expected_text["params " + id] = joined;
+    expected_text["params " + id] = test::sorted_scripted_names(model);
     const Variant& v = chosen[i];
     expected_text["attrs " + id] = to_string(v.positions) + (v.pre_norm ? " True " : " False ") +
                                    to_string(v.activation) + " " + std::to_string(v.decoder_layers) +
@@ -461,12 +401,8 @@ print('done')
       state = step.state;
       prev = torch::tensor(next[t], torch::kLong);
     }
-    auto greedy = eager_greedy(model, src, 8);
-    std::string g = std::to_string(greedy.size(0)) + " " + std::to_string(greedy.size(1));
-    for (int64_t x : std::vector<int64_t>(greedy.data_ptr<int64_t>(), greedy.data_ptr<int64_t>() + greedy.numel()))
-      g += " " + std::to_string(x);
-    expected_text["greedy " + id] = g;
+    expected_text["greedy " + id] = test::tokens_text(eager_greedy(model, src, 8));
   }
 
-  test::expect_python_report(output, expected_values, expected_text);
+  test::expect_python_report(py.out, expected_values, expected_text);
 }

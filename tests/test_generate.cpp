@@ -28,6 +28,7 @@
 #include "infer/script_twin.h"
 #include "models/rnn/language_model.h"
 #include "tests/test_util.h"
+#include "tests/twin_util.h"
 
 using namespace nlpzoo;
 namespace fs = std::filesystem;
@@ -371,17 +372,7 @@ TEST_P(LmExport, TwinHoldsEveryParameterUnderItsMappedName) {
   const LmVariant v = GetParam();
   LanguageModel lm(small_lm(v.cell, v.tied));
   auto twin = script_language_model(*lm);
-  size_t n = 0;
-  for (const auto& p : twin.named_parameters(/*recurse=*/false)) {
-    EXPECT_FALSE(p.value.requires_grad()) << p.name;
-    ++n;
-  }
-  EXPECT_EQ(n, lm->named_parameters().size());
-  for (const auto& p : lm->named_parameters()) {
-    const auto name = scripted_name(p.key());
-    ASSERT_TRUE(twin.hasattr(name)) << name;
-    EXPECT_TRUE(twin.attr(name).toTensor().equal(p.value())) << name;
-  }
+  test::expect_twin_holds_parameters(*lm, twin);
   EXPECT_EQ(twin.hasattr("output__weight"), !v.tied);
   EXPECT_EQ(twin.hasattr("output_bias"), v.tied);
   EXPECT_EQ(twin.attr("cell").toStringRef(), to_string(v.cell));
@@ -401,12 +392,7 @@ TEST_P(LmExport, SavedFileLoadsWithItsExtraFilesAndMatches) {
   const std::map<std::string, std::string> extras = {{"config.ini", "task = language_model\n"},
                                                      {"spm.model", std::string("\0\x02spm", 5)}};
   export_language_model(path, *lm, extras);
-  torch::jit::ExtraFilesMap files{{"config.ini", ""}, {"spm.model", ""}, {"README.txt", ""}};
-  auto loaded = torch::jit::load(path, torch::kCPU, files);
-  fs::remove(path);
-  EXPECT_EQ(files.at("config.ini"), extras.at("config.ini"));
-  EXPECT_EQ(files.at("spm.model"), extras.at("spm.model"));
-  EXPECT_EQ(files.at("README.txt"), language_model_export_readme(lm->options()));
+  auto loaded = test::load_export_checking_extras(path, extras, language_model_export_readme(lm->options()));
   expect_twin_matches(*lm, loaded, 3);
 }
 
@@ -427,22 +413,19 @@ TEST(LmExportErrors, ReservedNameAndUnwritablePath) {
 // and attributes, computes the eager model's log-probs through forward and step, and runs the
 // README's own sampling example. One python process checks every file (importing torch is slow).
 TEST(RegressionGeneratePython, PythonTorchRunsTheExportedLanguageModels) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
   const std::vector<LmVariant> variants = {{CellType::kLstm, true}, {CellType::kLstm, false},
                                            {CellType::kGru, true}, {CellType::kGru, false}};
   torch::manual_seed(43);
   std::vector<LanguageModel> models;
-  std::string paths;
+  std::vector<std::string> paths;
   for (size_t i = 0; i < variants.size(); ++i) {
     models.emplace_back(small_lm(variants[i].cell, variants[i].tied));
     models.back()->eval();
-    const auto path = temp_path("py" + std::to_string(i) + ".pt");
-    export_language_model(path, *models.back(), {{"config.ini", "task = language_model\n"}, {"spm.model", "spm"}});
-    paths += " " + path;
+    paths.push_back(temp_path("py" + std::to_string(i) + ".pt"));
+    export_language_model(paths.back(), *models.back(), {{"config.ini", "task = language_model\n"}, {"spm.model", "spm"}});
   }
-  const auto script_path = temp_path("check.py"), out_path = temp_path("py.out");
-  atomic_write_text(script_path, R"PY(
+  const auto py = test::run_python(R"PY(
 import sys, textwrap, torch
 torch.set_num_threads(1)
 tokens = torch.tensor([[3, 5, 6, 7], [3, 9, 4, 1]])
@@ -468,14 +451,9 @@ for i, path in enumerate(sys.argv[1:]):
         exec(example.replace("'model.pt'", repr(path)), scope)
         assert 3 <= len(scope['ids']) <= 103 and all(0 <= t < m.vocab_size for t in scope['ids']), scope['ids']
 print('done')
-)PY");
-  const std::string cmd = "OMP_NUM_THREADS=1 /usr/bin/python3 " + script_path + paths + " > " + out_path + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  const std::string output = read_file(out_path);
-  for (size_t i = 0; i < variants.size(); ++i) fs::remove(temp_path("py" + std::to_string(i) + ".pt"));
-  fs::remove(script_path);
-  fs::remove(out_path);
-  ASSERT_EQ(rc, 0) << output;
+)PY", paths);
+  for (const auto& path : paths) fs::remove(path);
+  ASSERT_EQ(py.status, 0) << py.out << py.err;
 
   torch::NoGradGuard ng;
   const auto tokens = torch::tensor({3, 5, 6, 7, 3, 9, 4, 1}, torch::kLong).view({2, 4});
@@ -485,12 +463,7 @@ print('done')
   for (size_t i = 0; i < variants.size(); ++i) {
     auto& lm = *models[i];
     const std::string id = std::to_string(i);
-    std::vector<std::string> names;
-    for (const auto& p : lm.named_parameters()) names.push_back(scripted_name(p.key()));
-    std::sort(names.begin(), names.end());
-    std::string joined;
-    for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
-    texts["params " + id] = joined;
+    texts["params " + id] = test::sorted_scripted_names(lm);
     texts["attrs " + id] = to_string(variants[i].cell) + (variants[i].tied ? " True" : " False") + " 2 " +
                            std::to_string(kVocab);
     auto [logits, state] = lm.forward(tokens);
@@ -499,7 +472,7 @@ print('done')
     values["logp " + id + " 1"] = torch::log_softmax(logits1, -1).flatten();
     values["state " + id + " 1"] = state1.h.flatten();
   }
-  test::expect_python_report(output, values, texts);
+  test::expect_python_report(py.out, values, texts);
 }
 
 // ---- the CLI on a language model trained on the Bible ---------------------------------------
@@ -577,19 +550,17 @@ TEST_F(RegressionGenerate, TrainGenerateReproducibleAndExport) {
   EXPECT_EQ(files.at("spm.model"), read_file((root_ / "lm" / "spm.en.model").string()));
   EXPECT_EQ(twin.attr("hidden_size").toInt(), 32);
   EXPECT_EQ(twin.attr("cell").toStringRef(), "lstm");
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") == 0) {
-    const auto py = test::run_command(
-        "OMP_NUM_THREADS=1 /usr/bin/python3 -c " +
-        shell_quote("import sys, torch\n"
-                    "m = torch.jit.load(sys.argv[1])\n"
-                    "h, c = m.init_state(1)\n"
-                    "lp, h, c = m.forward(torch.tensor([[3, 5, 6]]), h, c)\n"
-                    "print(m.vocab_size, tuple(lp.shape), round(float(lp[0, -1].exp().sum()), 4))\n") +
-        " " + shell_quote(pt));
-    ASSERT_EQ(py.status, 0) << py.out << py.err;
-    const int64_t V = twin.attr("vocab_size").toInt();
-    EXPECT_EQ(py.out, std::to_string(V) + " (1, 3, " + std::to_string(V) + ") 1.0\n");
-  }
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
+  const auto py = test::run_python(
+      "import sys, torch\n"
+      "m = torch.jit.load(sys.argv[1])\n"
+      "h, c = m.init_state(1)\n"
+      "lp, h, c = m.forward(torch.tensor([[3, 5, 6]]), h, c)\n"
+      "print(m.vocab_size, tuple(lp.shape), round(float(lp[0, -1].exp().sum()), 4))\n",
+      {pt});
+  ASSERT_EQ(py.status, 0) << py.out << py.err;
+  const int64_t V = twin.attr("vocab_size").toInt();
+  EXPECT_EQ(py.out, std::to_string(V) + " (1, 3, " + std::to_string(V) + ") 1.0\n");
 }
 
 }  // namespace

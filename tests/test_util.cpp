@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <vector>
@@ -65,6 +66,22 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 CommandResult run_cli(const std::string& args, const std::string& stdin_text) {
   return run_command("NLPZOO_THREADS=1 " + shell_quote(NLPZOO_CLI) + " " + args, stdin_text);
+}
+
+bool under_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && (std::string(ci) == "true" || std::string(ci) == "1");
+}
+
+std::string missing_python_module(const std::string& module, const std::string& package) {
+  if (run_command("/usr/bin/python3 -c " + shell_quote("import " + module)).status == 0) return "";
+  return "/usr/bin/python3 cannot import " + module + " (install " + package + ")";
+}
+
+CommandResult run_python(const std::string& script, const std::vector<std::string>& args) {
+  std::string command = "OMP_NUM_THREADS=1 /usr/bin/python3 -c " + shell_quote(script);
+  for (const auto& a : args) command += " " + shell_quote(a);
+  return run_command(command);
 }
 
 torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size) {

@@ -7,8 +7,19 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "models/incremental_decoder.h"
+
+/// At the top of a test that runs Python with `module` (a string, e.g. "torch") from Debian's
+/// `package`: skips the test when /usr/bin/python3 cannot import it, or fails it under CI
+/// (test::under_ci). Returns from the test in both cases.
+#define NLPZOO_REQUIRE_PYTHON_MODULE(module, package)                                             \
+  if (const std::string nlpzoo_missing_ = ::nlpzoo::test::missing_python_module(module, package); \
+      !nlpzoo_missing_.empty()) {                                                                  \
+    if (::nlpzoo::test::under_ci()) FAIL() << nlpzoo_missing_ << "; CI=true requires it";        \
+    GTEST_SKIP() << nlpzoo_missing_;                                                              \
+  }
 
 namespace nlpzoo::test {
 
@@ -26,6 +37,18 @@ CommandResult run_command(const std::string& command_line, const std::string& st
 
 /// Runs the nlpzoo binary under test with `args` (shell syntax) and one torch thread.
 CommandResult run_cli(const std::string& args, const std::string& stdin_text = "");
+
+/// True in a CI run (environment CI=true, as GitHub Actions and GitLab CI set it). There a
+/// missing optional test dependency fails its tests instead of skipping them, so that the
+/// requirement cannot lapse silently.
+bool under_ci();
+
+/// "" when /usr/bin/python3 imports `module`, else why not: "/usr/bin/python3 cannot import
+/// <module> (install <package>)".
+std::string missing_python_module(const std::string& module, const std::string& package);
+
+/// Runs the Python source `script` with /usr/bin/python3 (one thread) and `args`, each quoted.
+CommandResult run_python(const std::string& script, const std::vector<std::string>& args = {});
 
 /// `s` quoted for the shell.
 std::string shell_quote(const std::string& s);
