@@ -18,14 +18,17 @@ namespace {
 const char* kUsage = "train --config FILE.ini --run-dir DIR [--data-dir DIR] [--resume] [--max-time MINUTES] "
                      "[--max-steps N] [--device D] [--KEY VALUE ...]";
 
-void print_help(const po::options_description& desc, const std::string& config_path) {
+// The Trainer's keys once, then each task's own keys: `tasks` (all, or the one asked for).
+void print_help(const po::options_description& desc, const std::vector<std::string>& tasks) {
+  std::vector<std::string> sections;  // made first, so an unknown task fails before any output
+  for (const auto& name : tasks)
+    sections.push_back("\nConfig keys of task '" + name + "' (with defaults):\n" + task_own_schema(name).help_text());
   std::cout << "Usage: nlpzoo " << kUsage << "\n\n" << desc
             << "\nEvery config key can also be given as --KEY VALUE (or --KEY=VALUE); the command line wins\n"
-               "over the INI file, which wins over the defaults below.\n";
-  std::vector<std::string> names = task_names();
-  if (!config_path.empty()) names = {read_task_name(config_path)};
-  for (const auto& name : names)
-    std::cout << "\nConfig keys of task '" << name << "' (with defaults):\n" << task_schema(name).help_text();
+               "over the INI file, which wins over the defaults below. A run reads the Trainer's keys and its\n"
+               "task's keys.\n"
+            << "\nConfig keys of the Trainer (every task, with defaults):\n" << trainer_schema().help_text();
+  for (const auto& section : sections) std::cout << section;
 }
 
 int run_train(const std::vector<std::string>& args) {
@@ -39,13 +42,19 @@ int run_train(const std::vector<std::string>& args) {
       ("max-time", po::value<double>(), "stop after this many minutes of this invocation (overrides max_time)")
       ("max-steps", po::value<int64_t>(), "stop after this many updates in total (overrides max_steps)")
       ("device", po::value<std::string>(), "auto | cpu | cuda | cuda:N (overrides device; default auto)")
-      ("help,h", "show this help, with every config key of the task, and exit");
+      ("task", po::value<std::string>(), "with --help: list only this task's config keys; otherwise the config "
+                                         "file's task key, which it must equal")
+      ("help,h", "show this help, with the Trainer's config keys and every task's (or --config's or --task's "
+                 "task's) own keys, and exit");
   po::variables_map vm;
   auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
   po::store(parsed, vm);
   std::vector<std::string> overrides = po::collect_unrecognized(parsed.options, po::include_positional);
   if (vm.count("help")) {
-    print_help(desc, vm.count("config") ? vm["config"].as<std::string>() : "");
+    std::vector<std::string> tasks = task_names();
+    if (vm.count("task")) tasks = {vm["task"].as<std::string>()};
+    else if (vm.count("config")) tasks = {read_task_name(vm["config"].as<std::string>())};
+    print_help(desc, tasks);
     return 0;
   }
   if (!vm.count("run-dir")) throw UserError("--run-dir is required (the folder this run writes into)");
@@ -68,6 +77,9 @@ int run_train(const std::vector<std::string>& args) {
   if (vm.count("device")) overrides.insert(overrides.end(), {"--device", vm["device"].as<std::string>()});
 
   const std::string task_name = read_task_name(config_path);
+  if (vm.count("task") && vm["task"].as<std::string>() != task_name)
+    throw UserError("--task " + vm["task"].as<std::string>() + ": " + config_path + " trains task '" + task_name +
+                    "'; the config file's task key chooses the task");
   Config config = Config::resolve(task_schema(task_name), config_path, overrides);
   parse_device(config.get("device"));  // a bad --device fails now, not after loading the corpus
   // Seed before the model is built, so parameter initialisation is reproducible too.

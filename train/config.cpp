@@ -27,6 +27,17 @@ ConfigSchema& ConfigSchema::merge(const ConfigSchema& other) {
   return *this;
 }
 
+ConfigSchema& ConfigSchema::set_default(const std::string& key, const std::string& default_value,
+                                        const std::string& help) {
+  for (auto& k : keys_) {
+    if (k.key != key) continue;
+    k.default_value = default_value;
+    if (!help.empty()) k.help = help;
+    return *this;
+  }
+  throw std::logic_error("config key '" + key + "' gets a default but was never declared");
+}
+
 const ConfigKey* ConfigSchema::find(const std::string& key) const {
   for (const auto& k : keys_)
     if (k.key == key) return &k;
@@ -158,6 +169,20 @@ bool Config::get_bool(const std::string& key) const {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
   throw UserError("config key '" + key + "': expected true or false, got '" + v + "'");
+}
+
+int64_t config_int_at_least(const Config& c, const std::string& key, int64_t minimum) {
+  const int64_t v = c.get_int(key);
+  if (v < minimum)
+    throw UserError("config key '" + key + "': must be " +
+                    (minimum == 1 ? std::string("positive") : "at least " + std::to_string(minimum)) + ", got " + c.get(key));
+  return v;
+}
+
+double config_rate(const Config& c, const std::string& key) {
+  const double v = c.get_double(key);
+  if (!(v >= 0 && v < 1)) throw UserError("config key '" + key + "': must be in [0, 1), got " + c.get(key));
+  return v;
 }
 
 std::string read_task_name(const std::string& ini_path) {

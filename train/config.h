@@ -22,7 +22,14 @@ class ConfigSchema {
   /// Declares a key. Throws std::logic_error if it is declared twice with another default.
   ConfigSchema& add(const std::string& key, const std::string& default_value, const std::string& help,
                     std::vector<std::string> choices = {});
+  /// Adds every key of `other` (a component's schema: transformer_schema(), ...) not yet
+  /// declared. Throws std::logic_error for a key declared in both with different defaults.
   ConfigSchema& merge(const ConfigSchema& other);
+  /// Gives a declared key another default and, if `help` is not empty, another help line: a
+  /// task composing a component schema sets what suits it (the LM's 2 layers, what
+  /// hidden_size means beside a bidirectional encoder). Throws std::logic_error for a key not
+  /// declared.
+  ConfigSchema& set_default(const std::string& key, const std::string& default_value, const std::string& help = "");
   const std::vector<ConfigKey>& keys() const { return keys_; }
   const ConfigKey* find(const std::string& key) const;
   /// "  --key (=default)  help" lines, for --help.
@@ -58,6 +65,14 @@ class Config {
  private:
   std::map<std::string, std::string> values_;
 };
+
+/// config.get_int(key), which must be >= minimum. Throws UserError("config key 'k': must be
+/// positive, got v") for minimum 1, "... must be at least m, got v" otherwise.
+int64_t config_int_at_least(const Config& config, const std::string& key, int64_t minimum = 1);
+
+/// config.get_double(key), which must be a rate in [0, 1) (dropout, label smoothing). Throws
+/// UserError("config key 'k': must be in [0, 1), got v") otherwise.
+double config_rate(const Config& config, const std::string& key);
 
 /// Reads only the `task` key of an INI file (to choose the schema before the full parse).
 /// Throws UserError if the file is missing or has no `task` key.

@@ -20,6 +20,10 @@ Split parse_split(const std::string& name) {
   throw UserError("unknown split '" + name + "' (expected train, valid or test)");
 }
 
+void throw_split_not_loaded(Split split) {
+  throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
+}
+
 Batch Batch::to(const torch::Device& device) const {
   Batch out = *this;
   for (auto& [name, t] : out.tensors) t = t.to(device, /*non_blocking=*/true);

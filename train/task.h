@@ -19,6 +19,19 @@ std::string to_string(Split split);
 /// "train" | "valid" | "test" (also "dev" for valid); throws UserError otherwise.
 Split parse_split(const std::string& name);
 
+/// Throws UserError("the <split> split was not loaded (no --data-dir?)"): a task asked for a
+/// split that its setup did not read.
+[[noreturn]] void throw_split_not_loaded(Split split);
+
+/// by_split.at(split) for a task's per-split data (a map keyed by Split), or the UserError of
+/// throw_split_not_loaded when the task did not read that split.
+template <class SplitMap>
+const typename SplitMap::mapped_type& loaded_split(const SplitMap& by_split, Split split) {
+  auto it = by_split.find(split);
+  if (it == by_split.end()) throw_split_not_loaded(split);
+  return it->second;
+}
+
 /// One batch: named tensors (task-specific) on CPU or on the device.
 struct Batch {
   std::map<std::string, torch::Tensor> tensors;

@@ -10,6 +10,7 @@
 #include "datasets/word_vectors.h"
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
+#include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -19,23 +20,20 @@ namespace nlpzoo {
 ConfigSchema classification_schema() {
   ConfigSchema s;
   s.add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
-      .add("spm_model_type", "unigram", "SentencePiece model type (word: whole words, which suits pretrained vectors)",
-           {"unigram", "bpe", "word", "char"})
-      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
+      .merge(tokenizer_schema())
       .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
       .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
                                         "Penn-Treebank tokenization does, before tokenizing")
       .add("max_positions", "256", "longest sentence in pieces; longer ones are cut")
       .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear) or rnn "
                           "(recurrent encoder, keys cell..pooling, -> linear)", {"avg_emb", "rnn"})
-      .add("cell", "lstm", "rnn: recurrent cell", {"rnn", "gru", "lstm"})
-      .add("embed_dim", "128", "token embedding size (= the dimension of pretrained_vectors, if given)")
-      .add("hidden_size", "128", "rnn: state size per direction")
-      .add("num_layers", "1", "rnn: stacked recurrent layers")
+      .merge(rnn_schema())
+      .set_default("embed_dim", "128", "token embedding size (= the dimension of pretrained_vectors, if given)")
+      .set_default("hidden_size", "128", "rnn: state size per direction")
+      .set_default("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers)")
       .add("bidirectional", "true", "rnn: read the sentence in both directions")
       .add("pooling", "last", "rnn: sentence vector = final states (last), or max or mean over positions",
            {"last", "max", "mean"})
-      .add("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers)")
       .add("pretrained_vectors", "", "word2vec text or binary file whose vectors initialise the embedding rows "
                                      "of matching pieces when a run starts (\"\" = random init)")
       .add("freeze_embeddings", "false", "keep the embeddings fixed (not trained)")
@@ -45,19 +43,17 @@ ConfigSchema classification_schema() {
 }
 
 ClassifierOptions classifier_options(const Config& c, int64_t num_classes) {
-  for (const char* key : {"embed_dim", "hidden_size", "num_layers"})
-    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
+  const RnnConfig rnn = rnn_config(c);
   ClassifierOptions o(c.get_int("vocab_size"), num_classes);
-  o.embed_dim(c.get_int("embed_dim"))
+  o.embed_dim(rnn.embed_dim)
       .pad_id(kPadId)
-      .dropout(c.get_double("dropout"))
+      .dropout(rnn.dropout)
       .freeze_embeddings(c.get_bool("freeze_embeddings"))
-      .cell(parse_cell_type(c.get("cell")))
-      .hidden_size(c.get_int("hidden_size"))
-      .num_layers(c.get_int("num_layers"))
+      .cell(rnn.cell)
+      .hidden_size(rnn.hidden_size)
+      .num_layers(rnn.num_layers)
       .bidirectional(c.get_bool("bidirectional"))
       .pooling(parse_pooling(c.get("pooling")));
-  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
   return o;
 }
 
@@ -68,13 +64,10 @@ std::string ClassificationTask::split_path(const std::string& data_dir, Split sp
 void ClassificationTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus, vectors) starts.
   classifier_options(config, /*num_classes=*/2);
-  max_positions_ = config.get_int("max_positions");
-  if (max_positions_ < 1) throw UserError("config key 'max_positions': must be positive");
-  max_tokens_ = config.get_int("max_tokens");
-  if (max_tokens_ <= 0) throw UserError("config key 'max_tokens': must be positive");
-  max_sentences_ = config.get_int("max_sentences");
-  if (max_sentences_ < 0) throw UserError("config key 'max_sentences': must be 0 (no limit) or positive");
-  if (config.get_int("vocab_size") < 8) throw UserError("config key 'vocab_size': must be at least 8");
+  max_positions_ = config_int_at_least(config, "max_positions");
+  max_tokens_ = config_int_at_least(config, "max_tokens");
+  max_sentences_ = config_int_at_least(config, "max_sentences", 0);
+  config_int_at_least(config, "vocab_size", 8);
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   normalization_.lowercase = config.get_bool("lowercase");
   normalization_.split_punctuation = config.get_bool("split_punctuation");
@@ -183,26 +176,21 @@ std::vector<int64_t> ClassificationTask::encode(const std::string& sentence) con
 }
 
 const LabeledText& ClassificationTask::raw_split(Split split) const {
-  auto it = raw_.find(split);
-  if (it == raw_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(raw_, split);
 }
 
 const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
-  auto it = gold_.find(split);
-  if (it == gold_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(gold_, split);
 }
 
 const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, int64_t epoch) {
   return plans_.get(
       split, epoch,
       [&] {
-        const auto tokens = tokens_.find(split);
-        if (tokens == tokens_.end()) throw UserError("the " + to_string(split) + " split was not loaded");
+        const auto& tokens = loaded_split(tokens_, split);
         std::vector<int64_t> lengths;
-        lengths.reserve(tokens->second.size());
-        for (const auto& t : tokens->second) lengths.push_back(static_cast<int64_t>(t.size()));
+        lengths.reserve(tokens.size());
+        for (const auto& t : tokens) lengths.push_back(static_cast<int64_t>(t.size()));
         return lengths;
       },
       max_tokens_, max_sentences_, seed_);

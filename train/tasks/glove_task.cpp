@@ -112,9 +112,7 @@ void GloveTask::setup(Config& config, const TaskContext& context) {
 }
 
 const Cooccurrences& GloveTask::cooccurrences(Split split) const {
-  auto it = splits_.find(split);
-  if (it == splits_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(splits_, split);
 }
 
 int64_t GloveTask::num_batches(Split split, int64_t /*epoch*/) {

@@ -7,6 +7,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "train/losses.h"
+#include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -18,14 +19,12 @@ ConfigSchema language_model_schema() {
   s.add("lang", "en", "language of the corpus: reads <data_dir>/<split>.<lang>, one sentence per line")
       .add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer "
                                  "reaches) = output classes")
-      .add("spm_model_type", "unigram", "SentencePiece model type (char: one piece per character, vocab_size ignored)",
-           {"unigram", "bpe", "word", "char"})
-      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
-      .add("cell", "lstm", "recurrent cell: rnn (tanh), gru or lstm", {"rnn", "gru", "lstm"})
-      .add("embed_dim", "512", "token embedding size")
-      .add("hidden_size", "512", "recurrent state size of each layer")
-      .add("num_layers", "2", "stacked recurrent layers")
-      .add("dropout", "0.2", "dropout on embeddings, between stacked layers and before the output layer")
+      .merge(tokenizer_schema())
+      .merge(rnn_schema())
+      .set_default("embed_dim", "512")
+      .set_default("hidden_size", "512")
+      .set_default("num_layers", "2")
+      .set_default("dropout", "0.2")
       .add("tie_embeddings", "false", "output layer shares the embedding matrix, logits = h E^T + b "
                                       "(Press & Wolf 2017); needs embed_dim = hidden_size")
       .add("bptt", "35", "truncated BPTT length: tokens per row in a batch; gradients flow back at most this far, "
@@ -35,17 +34,15 @@ ConfigSchema language_model_schema() {
 }
 
 LanguageModelOptions language_model_options(const Config& c) {
-  for (const char* key : {"vocab_size", "embed_dim", "hidden_size", "num_layers"})
-    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
-  LanguageModelOptions o(c.get_int("vocab_size"));
-  o.cell(parse_cell_type(c.get("cell")))
-      .embed_dim(c.get_int("embed_dim"))
-      .hidden_size(c.get_int("hidden_size"))
-      .num_layers(c.get_int("num_layers"))
-      .dropout(c.get_double("dropout"))
+  const RnnConfig rnn = rnn_config(c);
+  LanguageModelOptions o(config_int_at_least(c, "vocab_size"));
+  o.cell(rnn.cell)
+      .embed_dim(rnn.embed_dim)
+      .hidden_size(rnn.hidden_size)
+      .num_layers(rnn.num_layers)
+      .dropout(rnn.dropout)
       .tie_embeddings(c.get_bool("tie_embeddings"))
       .pad_id(kPadId);
-  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
   if (o.tie_embeddings() && o.embed_dim() != o.hidden_size())
     throw UserError("config key 'tie_embeddings': the output layer reuses the embedding matrix, so embed_dim must "
                     "equal hidden_size (got " + std::to_string(o.embed_dim()) + " and " +
@@ -79,11 +76,9 @@ torch::Tensor read_token_stream(const std::string& path, const Tokenizer& tokeni
 void LanguageModelTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus) starts.
   language_model_options(config);
-  bptt_ = config.get_int("bptt");
-  if (bptt_ < 1) throw UserError("config key 'bptt': must be at least 1");
-  batch_size_ = config.get_int("batch_size");
-  if (batch_size_ < 1) throw UserError("config key 'batch_size': must be at least 1");
-  if (config.get_int("vocab_size") < 8) throw UserError("config key 'vocab_size': must be at least 8");
+  bptt_ = config_int_at_least(config, "bptt");
+  batch_size_ = config_int_at_least(config, "batch_size");
+  config_int_at_least(config, "vocab_size", 8);
 
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   const std::string lang = config.get("lang");
@@ -98,9 +93,7 @@ void LanguageModelTask::setup(Config& config, const TaskContext& context) {
 }
 
 const torch::Tensor& LanguageModelTask::stream(Split split) const {
-  auto it = streams_.find(split);
-  if (it == streams_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(streams_, split);
 }
 
 RecurrentState LanguageModelTask::carried_state(Split split) const {

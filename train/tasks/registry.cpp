@@ -50,9 +50,11 @@ std::vector<std::string> task_names() {
 
 ConfigSchema task_schema(const std::string& task_name) {
   auto schema = trainer_schema();
-  schema.merge(entry(task_name).schema());
+  schema.merge(task_own_schema(task_name));
   return schema;
 }
+
+ConfigSchema task_own_schema(const std::string& task_name) { return entry(task_name).schema(); }
 
 std::unique_ptr<Task> make_task(const std::string& task_name) { return entry(task_name).make(); }
 

@@ -20,6 +20,10 @@ std::vector<std::string> task_names();
 /// listing the known tasks when `task_name` is unknown.
 ConfigSchema task_schema(const std::string& task_name);
 
+/// The task's own keys, without the trainer's (what `train --help` lists under the task).
+/// Throws UserError listing the known tasks when `task_name` is unknown.
+ConfigSchema task_own_schema(const std::string& task_name);
+
 /// A fresh, not yet set-up task. Throws UserError for an unknown name.
 std::unique_ptr<Task> make_task(const std::string& task_name);
 

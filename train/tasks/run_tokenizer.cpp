@@ -6,6 +6,15 @@
 
 namespace nlpzoo {
 
+ConfigSchema tokenizer_schema() {
+  ConfigSchema s;
+  s.add("spm_model_type", "unigram", "SentencePiece model type (char: one piece per character, the vocabulary size "
+                                     "is then ignored; word: whole words, which suits pretrained vectors)",
+        {"unigram", "bpe", "word", "char"})
+      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)");
+  return s;
+}
+
 Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector<std::string>()>& training_inputs,
                         const std::string& checkpoint_bytes, int64_t vocab_size, const Config& config,
                         const TaskContext& context) {

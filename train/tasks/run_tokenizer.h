@@ -11,6 +11,10 @@
 
 namespace nlpzoo {
 
+/// The keys run_tokenizer reads: spm_model_type and character_coverage. (The vocabulary size
+/// is the task's key: one per language for translation.)
+ConfigSchema tokenizer_schema();
+
 /// The tokenizer <run_dir>/<stem>.model of a task being set up, in this order:
 ///   1. `checkpoint_bytes` (not empty): the model stored in the checkpoint being loaded; it wins
 ///      because the model's embedding rows are its pieces;

@@ -7,6 +7,7 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "train/losses.h"
+#include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -19,87 +20,75 @@ ConfigSchema translation_schema() {
       .add("tgt_lang", "en", "target language: reads <data_dir>/<split>.<tgt_lang>")
       .add("src_vocab_size", "8000", "source SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
       .add("tgt_vocab_size", "8000", "target SentencePiece vocabulary size, at most (= output classes)")
-      .add("spm_model_type", "unigram", "SentencePiece model type", {"unigram", "bpe", "word", "char"})
-      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
+      .merge(tokenizer_schema())
       .add("max_positions", "64", "longest sequence in pieces, EOS/BOS included; longer training pairs are skipped")
       .add("arch", "rnn", "model: rnn (attention encoder-decoder, keys cell..input_feeding) or transformer "
-                          "(Vaswani et al. 2017, keys d_model..relative_k)", {"rnn", "transformer"})
-      .add("cell", "gru", "recurrent cell of encoder and decoder", {"rnn", "gru", "lstm"})
-      .add("embed_dim", "256", "token embedding size (source and target)")
-      .add("hidden_size", "512", "decoder state size; a bidirectional encoder uses hidden_size/2 per direction")
-      .add("num_layers", "1", "stacked recurrent layers in encoder and decoder")
+                          "(Vaswani et al. 2017, keys d_model..share_embeddings)", {"rnn", "transformer"})
+      .merge(rnn_schema())
       .add("bidirectional", "true", "bidirectional encoder")
       .add("attention", "additive", "score(s, h): additive v^T tanh(W_s s + W_h h) (Bahdanau), "
                                     "dot s^T h, general s^T W h (Luong), none (fixed context)",
            {"none", "additive", "dot", "general"})
       .add("attention_dim", "512", "inner size of additive attention")
       .add("input_feeding", "false", "feed the previous attentional state into the decoder input (Luong)")
-      .add("d_model", "256", "transformer: model width (embeddings, attention, residual stream)")
-      .add("num_heads", "4", "transformer: attention heads (d_k = d_model / num_heads)")
+      .merge(transformer_schema())
       .add("num_encoder_layers", "3", "transformer: encoder layers")
       .add("num_decoder_layers", "3", "transformer: decoder layers")
-      .add("ffn_dim", "1024", "transformer: inner size of the position-wise feed-forward layer")
-      .add("activation", "relu", "transformer: feed-forward activation", {"relu", "gelu"})
-      .add("pre_norm", "false", "transformer: LayerNorm before each sub-layer (pre-LN) instead of after (post-LN, the paper)")
-      .add("positions", "sinusoidal", "transformer: position information", {"sinusoidal", "learned", "relative"})
       .add("share_embeddings", "false", "transformer: one joint SentencePiece model over both languages (spm.joint.model, "
                                         "tgt_vocab_size pieces) and one embedding matrix for source, target and output")
-      .add("relative_k", "16", "transformer: clipping distance of relative positions (Shaw et al. 2018)")
-      .add("attention_dropout", "0", "transformer: dropout on attention weights")
-      .add("dropout", "0.2", "dropout on embeddings, between layers and before the output layer")
       .add("label_smoothing", "0", "label smoothing epsilon of the training loss (0 = plain cross-entropy)")
       .add("max_tokens", "3000", "tokens per batch, padding included (source or target, the longer)")
       .add("max_sentences", "0", "sentence pairs per batch at most (0 = no limit)");
+  // After both merges: the two components share `dropout`.
+  s.set_default("cell", "gru", "recurrent cell of encoder and decoder")
+      .set_default("embed_dim", "256", "token embedding size (source and target)")
+      .set_default("hidden_size", "512", "decoder state size; a bidirectional encoder uses hidden_size/2 per direction")
+      .set_default("num_layers", "1", "stacked recurrent layers in encoder and decoder")
+      .set_default("dropout", "0.2");
   return s;
 }
 
 Seq2SeqOptions seq2seq_options(const Config& c) {
+  const RnnConfig rnn = rnn_config(c);
   Seq2SeqOptions o;
   o.src_vocab_size(c.get_int("src_vocab_size"))
       .tgt_vocab_size(c.get_int("tgt_vocab_size"))
-      .embed_dim(c.get_int("embed_dim"))
-      .cell(parse_cell_type(c.get("cell")))
-      .hidden_size(c.get_int("hidden_size"))
-      .num_layers(c.get_int("num_layers"))
+      .embed_dim(rnn.embed_dim)
+      .cell(rnn.cell)
+      .hidden_size(rnn.hidden_size)
+      .num_layers(rnn.num_layers)
       .bidirectional(c.get_bool("bidirectional"))
       .attention(parse_attention_type(c.get("attention")))
-      .attention_dim(c.get_int("attention_dim"))
+      .attention_dim(config_int_at_least(c, "attention_dim"))
       .input_feeding(c.get_bool("input_feeding"))
       .pad_id(kPadId)
-      .dropout(c.get_double("dropout"));
-  for (const char* key : {"embed_dim", "hidden_size", "num_layers", "attention_dim"})
-    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
+      .dropout(rnn.dropout);
   if (o.bidirectional() && o.hidden_size() % 2 != 0)
     throw UserError("config key 'hidden_size': must be even with a bidirectional encoder (got " +
                     std::to_string(o.hidden_size()) + ")");
-  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
   return o;
 }
 
 TransformerOptions transformer_options(const Config& c) {
+  const TransformerConfig t = transformer_config(c);
   TransformerOptions o;
   o.src_vocab_size(c.get_int("src_vocab_size"))
       .tgt_vocab_size(c.get_int("tgt_vocab_size"))
-      .d_model(c.get_int("d_model"))
-      .num_heads(c.get_int("num_heads"))
-      .num_encoder_layers(c.get_int("num_encoder_layers"))
-      .num_decoder_layers(c.get_int("num_decoder_layers"))
-      .ffn_dim(c.get_int("ffn_dim"))
-      .dropout(c.get_double("dropout"))
-      .attention_dropout(c.get_double("attention_dropout"))
-      .activation(parse_activation(c.get("activation")))
-      .pre_norm(c.get_bool("pre_norm"))
-      .positions(parse_position_type(c.get("positions")))
+      .d_model(t.layer.d_model())
+      .num_heads(t.layer.num_heads())
+      .num_encoder_layers(config_int_at_least(c, "num_encoder_layers"))
+      .num_decoder_layers(config_int_at_least(c, "num_decoder_layers"))
+      .ffn_dim(t.layer.ffn_dim())
+      .dropout(t.layer.dropout())
+      .attention_dropout(t.layer.attention_dropout())
+      .activation(t.layer.activation())
+      .pre_norm(t.layer.pre_norm())
+      .positions(t.positions)
       // Learned positions must cover the longest output search may produce (1.5 S + 10).
       .max_positions(std::max<int64_t>(256, 2 * c.get_int("max_positions") + 16))
-      .relative_k(c.get_int("relative_k"))
+      .relative_k(t.relative_k)
       .share_embeddings(c.get_bool("share_embeddings"))
       .pad_id(kPadId);
-  for (const char* key : {"d_model", "num_heads", "num_encoder_layers", "num_decoder_layers", "ffn_dim", "relative_k"})
-    if (c.get_int(key) <= 0) throw UserError(std::string("config key '") + key + "': must be positive");
-  if (o.d_model() % o.num_heads() != 0)
-    throw UserError("config key 'num_heads': must divide d_model (" + std::to_string(o.d_model()) + ")");
-  if (o.dropout() < 0 || o.dropout() >= 1) throw UserError("config key 'dropout': must be in [0, 1)");
   return o;
 }
 
@@ -122,16 +111,12 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
     if (config.get_bool("share_embeddings"))
       throw UserError("config key 'share_embeddings': only arch = transformer shares embeddings");
   }
-  max_positions_ = config.get_int("max_positions");
-  if (max_positions_ < 2) throw UserError("config key 'max_positions': must be at least 2");
-  max_tokens_ = config.get_int("max_tokens");
-  if (max_tokens_ <= 0) throw UserError("config key 'max_tokens': must be positive");
+  max_positions_ = config_int_at_least(config, "max_positions", 2);
+  max_tokens_ = config_int_at_least(config, "max_tokens");
   max_sentences_ = config.get_int("max_sentences");
-  label_smoothing_ = config.get_double("label_smoothing");
-  if (label_smoothing_ < 0 || label_smoothing_ >= 1) throw UserError("config key 'label_smoothing': must be in [0, 1)");
+  label_smoothing_ = config_rate(config, "label_smoothing");
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
-  for (const char* key : {"src_vocab_size", "tgt_vocab_size"})
-    if (config.get_int(key) < 8) throw UserError(std::string("config key '") + key + "': must be at least 8");
+  for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
 
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
@@ -180,9 +165,7 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
 }
 
 const ParallelCorpus& TranslationTask::raw_split(Split split) const {
-  auto it = raw_.find(split);
-  if (it == raw_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(raw_, split);
 }
 
 const std::vector<std::vector<int64_t>>& TranslationTask::plan(Split split, int64_t epoch) {

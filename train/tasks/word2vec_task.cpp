@@ -149,9 +149,7 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
 }
 
 const Word2VecTask::SplitData& Word2VecTask::split_data(Split split) const {
-  auto it = splits_.find(split);
-  if (it == splits_.end()) throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
-  return it->second;
+  return loaded_split(splits_, split);
 }
 
 const EncodedLines& Word2VecTask::lines(Split split) const { return split_data(split).lines; }

@@ -8,12 +8,6 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
-int64_t config_int_at_least(const Config& c, const std::string& key, int64_t minimum) {
-  const int64_t v = c.get_int(key);
-  if (v < minimum) throw UserError("config key '" + key + "': must be at least " + std::to_string(minimum) + ", got " + c.get(key));
-  return v;
-}
-
 WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& context, const std::string& restored_vocab) {
   if (context.splits.count(Split::kTest))
     throw UserError(o.task + " has no test split: it holds out every valid_every-th line of train_file as valid");

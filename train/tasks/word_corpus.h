@@ -10,9 +10,6 @@
 
 namespace nlpzoo {
 
-/// config.get_int(key), which must be >= minimum. Throws UserError naming the key otherwise.
-int64_t config_int_at_least(const Config& config, const std::string& key, int64_t minimum = 1);
-
 struct WordCorpusOptions {
   std::string task;        // names the task in errors ("word2vec", "glove")
   std::string train_file;  // file name in context.data_dir
