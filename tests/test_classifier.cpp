@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "datasets/io.h"
@@ -19,6 +20,7 @@
 #include "tests/test_util.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
+#include "train/trainer.h"
 
 namespace fs = std::filesystem;
 using namespace nlpzoo;
@@ -361,6 +363,28 @@ TEST_F(ClassifierTask, OverfitsAHandfulOfSentences) {
       EXPECT_NEAR(predictions[i].probabilities[0] + predictions[i].probabilities[1], 1.0f, 1e-5);
     }
   }
+}
+
+// A classifier run speaks in sentences: loss, accuracy on validation (that of predict() on the
+// dev split), sentences/s; no perplexity, no tokens/s.
+TEST_F(ClassifierTask, TrainerReportsAccuracyAndSentences) {
+  torch::manual_seed(4);
+  auto task = make({"--arch", "avg_emb", "--optimizer", "adam", "--lr", "0.05", "--max_steps", "6",
+                    "--log_interval", "3", "--valid_interval", "3", "--device", "cpu"});
+  ASSERT_EQ(Trainer(*task, config_, "classification", path("run")).train(false), 0);
+  const auto dev = read_labeled_text(path("data/dev.tsv"));
+  const auto predictions = task->predict(dev.sentences, torch::kCPU, /*batch_size=*/4);
+  double correct = 0;
+  for (size_t i = 0; i < predictions.size(); ++i) correct += task->labels()[predictions[i].label_id] == dev.labels[i];
+  std::vector<double> accuracies;
+  for (const auto& line : read_lines(path("run/metrics.jsonl"))) {
+    const auto m = nlohmann::json::parse(line);
+    EXPECT_FALSE(m.contains("ppl") || m.contains("valid_ppl") || m.contains("tokens_per_s")) << line;
+    if (m.contains("valid_loss")) accuracies.push_back(m["valid_accuracy"].get<double>());
+    else EXPECT_GT(m["sentences_per_s"].get<double>(), 0) << line;
+  }
+  ASSERT_EQ(accuracies.size(), 2u);
+  EXPECT_NEAR(accuracies.back(), correct / dev.sentences.size(), 1e-12);
 }
 
 TEST_F(ClassifierTask, UnknownDevLabelNamesTheLine) {

@@ -451,10 +451,20 @@ TEST_F(GloveData, ResumeIsExactAndCheckpointRebuilds) {
 TEST_F(GloveData, BadInputNamesTheFileOrKey) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"window", "0"}, {"dim", "0"}, {"min_count", "0"}, {"batch_size", "0"}, {"valid_every", "1"},
-           {"x_max", "0"}, {"alpha", "-1"}, {"adagrad_initial_accumulator", "0"}, {"optimizer", "adam"}, {"weight_decay", "0.1"}, {"shuffle", "maybe"}}) {
+           {"x_max", "0"}, {"alpha", "-1"}, {"adagrad_initial_accumulator", "0"}, {"shuffle", "maybe"}}) {
     Config bad = glove_config({"--" + key + "=" + value});
     GloveTask t;
     auto err = test::user_error_of([&] { t.setup(bad, {(root_ / "none").string(), "", {Split::kTrain}, false}); });
+    EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << key << ": " << err;
+  }
+  // Trainer keys the sparse gradients cannot use are the Trainer's to refuse (the task reports
+  // its optimizers in Task::TrainingProfile and reads no Trainer key).
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"optimizer", "adam"}, {"weight_decay", "0.1"}, {"momentum", "0.9"}}) {
+    Config bad = glove_config({"--" + key + "=" + value});
+    GloveTask t;
+    t.setup(bad, context("bad_" + key));
+    auto err = test::user_error_of([&] { Trainer(t, bad, "glove", (root_ / ("bad_" + key)).string()); });
     EXPECT_NE(err.find("'" + key + "'"), std::string::npos) << key << ": " << err;
   }
   Config c = glove_config();

@@ -202,7 +202,8 @@ TEST_F(LanguageModelData, BatchesCutTheStreamIntoRows) {
   for (int64_t i = 0; i < n; ++i) {
     auto b = task.make_batch(Split::kTrain, 0, i);
     EXPECT_EQ(b.num_tokens, b.tensors.at("input").numel());
-    EXPECT_EQ(b.tensors.at("index").item<int64_t>(), i);
+    EXPECT_EQ(b.index, i);
+    EXPECT_EQ(b.split, Split::kTrain);
     inputs.push_back(b.tensors.at("input"));
     targets.push_back(b.tensors.at("target"));
   }

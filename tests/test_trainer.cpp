@@ -1,13 +1,21 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <thread>
+#include <tuple>
 
 #include "datasets/batching.h"
 #include "datasets/io.h"
 #include "models/seq2seq/seq2seq.h"
+#include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/lr_schedule.h"
 #include "train/trainer.h"
@@ -224,3 +232,294 @@ TEST(Config, UnknownKeysAndBadValuesNameTheKey) {
   fs::remove_all(dir);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// The Trainer's parts, on a least-squares task whose updates are known in closed form.
+
+namespace {
+
+// y = x w* + noise over N rows, batches of `batch_size` consecutive rows (no shuffle); the
+// model is a Linear(3, 1) and the loss the summed squared error. Knobs make it report other
+// units, fail, update in place or watch how make_batch is called.
+class LinearTask : public Task {
+ public:
+  int64_t rows = 24, batch_size = 4;
+  GradientReduction reduction = GradientReduction::kMean;
+  TrainingProfile profile;
+  bool in_place = false;
+  int64_t throw_at_loss = -1;                  // throw from the n-th loss() call
+  std::chrono::microseconds batch_delay{0};    // make_batch's work, to widen races
+  std::atomic<int> in_flight{0}, max_in_flight{0};
+  std::mutex order_mutex;
+  std::vector<std::tuple<Split, int64_t, int64_t>> order;  // make_batch calls
+
+  void setup(Config&, const TaskContext&) override {
+    model_ = torch::nn::Linear(3, 1);
+    torch::Generator gen = at::detail::createCPUGenerator(5);
+    x_ = torch::randn({rows, 3}, gen);
+    y_ = x_.mm(torch::tensor({{1.0f}, {-2.0f}, {0.5f}})).view({-1}) + 0.1f * torch::randn({rows}, gen);
+  }
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  int64_t num_batches(Split split, int64_t) override { return split == Split::kTrain ? rows / batch_size : 2; }
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override {
+    const int now = ++in_flight;
+    for (int seen = max_in_flight; now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(batch_delay);
+    {
+      std::lock_guard<std::mutex> lock(order_mutex);
+      order.emplace_back(split, epoch, index);
+    }
+    Batch b;
+    const int64_t start = split == Split::kTrain ? index * batch_size : index * (rows / 2);
+    const int64_t n = split == Split::kTrain ? batch_size : rows / 2;
+    b.tensors = {{"x", x_.narrow(0, start, n)}, {"y", y_.narrow(0, start, n)}};
+    b.num_examples = b.num_tokens = n;
+    --in_flight;
+    return b;
+  }
+  LossOutput loss(const Batch& b) override {
+    if (throw_at_loss >= 0 && loss_calls_++ == throw_at_loss) throw std::runtime_error("loss failed");
+    auto r = model_->forward(b.tensors.at("x")).view({-1}) - b.tensors.at("y");  // [B]
+    // "accuracy": rows predicted within 0.5, a per-example statistic with a known value.
+    return {r.pow(2).sum(), b.num_tokens, {{"accuracy", (r.detach().abs() < 0.5).sum()}}};
+  }
+  GradientReduction gradient_reduction() const override { return reduction; }
+  bool updates_in_place() const override { return in_place; }
+  LossOutput train_in_place(const Batch& b, double lr) override {
+    auto out = loss(b);
+    return {out.loss_sum.detach().to(torch::kDouble), out.num_tokens};
+  }
+  TrainingProfile training_profile() const override { return profile; }
+
+  torch::nn::Linear model_{nullptr};
+  torch::Tensor x_, y_;
+  int64_t loss_calls_ = 0;
+};
+
+Config linear_config(std::vector<std::string> extra) {
+  std::vector<std::string> o = {"--optimizer", "sgd", "--lr", "0.05", "--clip_norm", "0", "--device", "cpu",
+                                "--log_interval", "1000", "--valid_interval", "1000"};
+  o.insert(o.end(), extra.begin(), extra.end());
+  return Config::resolve(trainer_schema(), "", o);
+}
+
+// A set-up LinearTask with the same initial parameters every time.
+std::unique_ptr<LinearTask> linear_task(Config& c, int64_t batch_size = 4) {
+  torch::manual_seed(3);
+  auto task = std::make_unique<LinearTask>();
+  task->batch_size = batch_size;
+  task->setup(c, {});
+  return task;
+}
+
+std::vector<nlohmann::json> metrics_of(const std::string& run) {
+  std::vector<nlohmann::json> out;
+  for (const auto& line : read_lines(run + "/metrics.jsonl")) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+std::vector<int64_t> valid_steps(const std::vector<nlohmann::json>& records) {
+  std::vector<int64_t> steps;
+  for (const auto& r : records)
+    if (r.contains("valid_loss")) steps.push_back(r["step"]);
+  return steps;
+}
+
+}  // namespace
+
+// update_freq k with batches of B rows makes the update one batch of k * B rows makes.
+TEST(TrainerParts, GradientAccumulationEqualsOneLargerBatch) {
+  for (const auto reduction : {Task::GradientReduction::kMean, Task::GradientReduction::kSum}) {
+    const auto dir = temp_dir("accumulate");
+    Config accumulated = linear_config({"--update_freq", "3", "--max_steps", "4"});
+    auto a = linear_task(accumulated, /*batch_size=*/2);
+    a->reduction = reduction;
+    ASSERT_EQ(Trainer(*a, accumulated, "linear", dir + "/a").train(false), 0);
+    Config large = linear_config({"--max_steps", "4"});
+    auto b = linear_task(large, /*batch_size=*/6);
+    b->reduction = reduction;
+    ASSERT_EQ(Trainer(*b, large, "linear", dir + "/b").train(false), 0);
+    const auto pa = params_of(*a), pb = params_of(*b);
+    for (size_t i = 0; i < pa.size(); ++i) EXPECT_LT((pa[i] - pb[i]).abs().max().item<double>(), 1e-6);
+    // ... and the run did move: 4 updates of 6 rows, every row of the 24 once.
+    Config none = linear_config({});
+    EXPECT_GT((params_of(*linear_task(none))[0] - pa[0]).abs().max().item<double>(), 1e-2);
+    fs::remove_all(dir);
+  }
+}
+
+// kMean steps with the summed gradient / the update's units, kSum with the sum itself.
+TEST(TrainerParts, PerUnitMeanAndSumReduction) {
+  for (const auto reduction : {Task::GradientReduction::kMean, Task::GradientReduction::kSum}) {
+    const auto dir = temp_dir("reduction");
+    Config c = linear_config({"--max_steps", "1", "--lr", "0.01"});
+    auto task = linear_task(c);
+    task->reduction = reduction;
+    const auto w = task->model_->weight.detach().clone(), b = task->model_->bias.detach().clone();
+    // d/dw sum_i (x_i w^T + b - y_i)^2 = sum_i 2 r_i x_i over the first batch's 4 rows.
+    const auto x = task->x_.narrow(0, 0, 4), y = task->y_.narrow(0, 0, 4);
+    const auto r = x.mm(w.t()).view({-1}) + b - y;
+    const double scale = reduction == Task::GradientReduction::kMean ? 0.01 / 4 : 0.01;
+    const auto w_expected = w - scale * (2 * r.unsqueeze(1) * x).sum(0, /*keepdim=*/true);
+    const auto b_expected = b - scale * (2 * r).sum();
+    ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+    EXPECT_LT((task->model_->weight - w_expected).abs().max().item<double>(), 1e-6);
+    EXPECT_LT((task->model_->bias - b_expected).abs().max().item<double>(), 1e-6);
+    fs::remove_all(dir);
+  }
+}
+
+// lr 0: every validation ties the first, so patience 2 stops after the third.
+TEST(TrainerParts, EarlyStoppingByPatience) {
+  const auto dir = temp_dir("patience");
+  Config c = linear_config({"--lr", "0", "--valid_interval", "2", "--patience", "2", "--max_steps", "100"});
+  auto task = linear_task(c);
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  const auto state = read_checkpoint_header(dir + "/checkpoint_last.pt").state;
+  EXPECT_EQ(state.step, 6);
+  EXPECT_EQ(state.bad_validations, 2);
+  EXPECT_EQ(valid_steps(metrics_of(dir)), (std::vector<int64_t>{2, 4, 6}));
+  // Resuming a run that early stopping ended trains nothing and logs nothing.
+  auto again = linear_task(c);
+  ASSERT_EQ(Trainer(*again, c, "linear", dir).train(true), 0);
+  EXPECT_EQ(valid_steps(metrics_of(dir)), (std::vector<int64_t>{2, 4, 6}));
+  fs::remove_all(dir);
+}
+
+// valid_interval = 0 validates once per epoch: the last epoch's end is not validated twice
+// (a duplicate metrics line and a spurious patience count before).
+TEST(TrainerParts, ValidIntervalZeroValidatesEachEpochOnce) {
+  const auto dir = temp_dir("valid_zero");
+  Config c = linear_config({"--lr", "0", "--valid_interval", "0", "--max_epochs", "2"});
+  auto task = linear_task(c);  // 6 batches per epoch
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  EXPECT_EQ(valid_steps(metrics_of(dir)), (std::vector<int64_t>{6, 12}));
+  const auto state = read_checkpoint_header(dir + "/checkpoint_last.pt").state;
+  EXPECT_EQ(state.step, 12);
+  EXPECT_EQ(state.bad_validations, 1);
+  fs::remove_all(dir);
+}
+
+// A run stopped and resumed logs the lines one run makes: the same steps, the same losses.
+TEST(TrainerParts, MetricsAfterResumeHaveNoDuplicatesAndNoGaps) {
+  const auto dir = temp_dir("metrics_resume");
+  auto config = [](const char* steps) {
+    return linear_config({"--max_steps", steps, "--log_interval", "2", "--valid_interval", "4"});
+  };
+  Config c12 = config("12"), c8 = config("8");
+  auto once = linear_task(c12);
+  ASSERT_EQ(Trainer(*once, c12, "linear", dir + "/once").train(false), 0);
+  auto first = linear_task(c8);
+  ASSERT_EQ(Trainer(*first, c8, "linear", dir + "/twice").train(false), 0);
+  auto second = linear_task(c12);
+  ASSERT_EQ(Trainer(*second, c12, "linear", dir + "/twice").train(true), 0);
+  const auto a = metrics_of(dir + "/once"), b = metrics_of(dir + "/twice");
+  ASSERT_EQ(a.size(), b.size());
+  std::vector<int64_t> train_steps;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i]["step"], b[i]["step"]) << i;
+    EXPECT_EQ(a[i].contains("valid_loss"), b[i].contains("valid_loss")) << i;
+    const char* key = a[i].contains("valid_loss") ? "valid_loss" : "loss";
+    EXPECT_NEAR(a[i][key].get<double>(), b[i][key].get<double>(), 1e-9) << i;
+    if (!a[i].contains("valid_loss")) train_steps.push_back(a[i]["step"]);
+  }
+  EXPECT_EQ(train_steps, (std::vector<int64_t>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(valid_steps(b), (std::vector<int64_t>{4, 8, 12}));
+  fs::remove_all(dir);
+}
+
+namespace {
+void test_sigint_handler(int) {}
+}  // namespace
+
+// An exception leaving train() restores the SIGINT handler it replaced.
+TEST(TrainerParts, SigintHandlerIsRestoredWhenTrainThrows) {
+  const auto dir = temp_dir("sigint");
+  Config c = linear_config({"--max_steps", "5"});
+  auto task = linear_task(c);
+  task->throw_at_loss = 2;
+  auto before = std::signal(SIGINT, test_sigint_handler);
+  EXPECT_THROW(Trainer(*task, c, "linear", dir).train(false), std::runtime_error);
+  EXPECT_EQ(std::signal(SIGINT, before), test_sigint_handler);
+  fs::remove_all(dir);
+}
+
+// make_batch runs on one thread at a time, each split's batches in order, although the training
+// prefetcher is busy when a validation starts (slow batches, a validation every update).
+TEST(TrainerParts, MakeBatchRunsOnOneThreadAtATimeInOrder) {
+  const auto dir = temp_dir("prefetch");
+  Config c = linear_config({"--max_steps", "12", "--valid_interval", "1"});
+  auto task = linear_task(c, /*batch_size=*/2);
+  task->batch_delay = std::chrono::microseconds(2000);
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  EXPECT_EQ(task->max_in_flight.load(), 1);
+  std::map<std::pair<Split, int64_t>, int64_t> next;  // (split, epoch) -> next index
+  int64_t valid_batches = 0;
+  for (const auto& [split, epoch, index] : task->order) {
+    if (split == Split::kValid) {
+      valid_batches++;
+      continue;  // each validation starts again at 0
+    }
+    auto& expected = next[{split, epoch}];
+    EXPECT_EQ(index, expected);
+    expected = index + 1;
+  }
+  EXPECT_EQ(valid_batches, 12 * 2);
+  fs::remove_all(dir);
+}
+
+// A task's units and statistics reach metrics.jsonl: no perplexity, units/s in its own unit,
+// its validation metrics, and no gradient norm where updates are made in place.
+TEST(TrainerParts, MetricsSpeakInTheTasksUnits) {
+  for (const bool in_place : {false, true}) {
+    const auto dir = temp_dir("units");
+    Config c = linear_config({"--max_steps", "4", "--log_interval", "2", "--valid_interval", "2", "--lr", "0"});
+    auto task = linear_task(c);
+    task->profile.unit = "sentences";
+    task->profile.perplexity = false;
+    task->in_place = in_place;
+    ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+    // The validation split is rows 0..23 in 2 batches; "accuracy" counts |residual| < 0.5.
+    torch::NoGradGuard no_grad;
+    const auto r = task->model_->forward(task->x_).view({-1}) - task->y_;
+    const double accuracy = (r.abs() < 0.5).sum().item<double>() / task->rows;
+    int valid_lines = 0;
+    for (const auto& m : metrics_of(dir)) {
+      EXPECT_FALSE(m.contains("ppl") || m.contains("valid_ppl") || m.contains("tokens_per_s")) << m.dump();
+      if (m.contains("valid_loss")) {
+        ++valid_lines;
+        EXPECT_NEAR(m["valid_accuracy"].get<double>(), accuracy, 1e-12) << m.dump();
+      } else {
+        EXPECT_TRUE(m.contains("sentences_per_s")) << m.dump();
+        EXPECT_EQ(m.contains("grad_norm"), !in_place) << m.dump();
+      }
+    }
+    EXPECT_EQ(valid_lines, 2);
+    fs::remove_all(dir);
+  }
+}
+
+// noam scales by the model's d_model: a model without one is an error, not a silent 512.
+TEST(TrainerParts, NoamNeedsTheModelsWidth) {
+  Config c = linear_config({"--lr_schedule", "noam", "--warmup_steps", "10"});
+  auto task = linear_task(c);
+  EXPECT_NE(test::user_error_of([&] { Trainer(*task, c, "linear", temp_dir("noam")); }).find("'lr_schedule'"),
+            std::string::npos);
+  task->profile.d_model = 64;
+  Trainer ok(*task, c, "linear", temp_dir("noam"));
+  EXPECT_NEAR(LrSchedule(lr_schedule_options(c, 64)).lr_at(10), 0.05 * std::pow(64, -0.5) * std::pow(10, -0.5), 1e-12);
+  fs::remove_all(temp_dir("noam"));
+}
+
+// Checkpoints restore every CUDA generator too, so a resumed CUDA run draws the same dropout.
+TEST(TrainerParts, CheckpointRestoresCudaGenerators) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto dir = temp_dir("cuda_rng");
+  torch::nn::Linear model(2, 2);
+  save_checkpoint(dir + "/c.pt", *model, nullptr, {"linear", "", {}, {}});
+  const auto first = torch::rand({8}, torch::Device(torch::kCUDA));
+  load_checkpoint_weights(dir + "/c.pt", *model, nullptr, /*restore_rng=*/true);
+  EXPECT_TRUE(torch::equal(first, torch::rand({8}, torch::Device(torch::kCUDA))));
+  fs::remove_all(dir);
+}

@@ -44,6 +44,17 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
   return archive;
 }
 
+// The generators a resumed run must continue: the CPU's, and each CUDA device's when CUDA is in
+// use (dropout masks drawn on the GPU). Context::defaultGenerator exists in LibTorch 1.13 and 2.x.
+std::vector<std::pair<std::string, at::Generator>> generators() {
+  std::vector<std::pair<std::string, at::Generator>> out{{"rng.cpu", at::detail::getDefaultCPUGenerator()}};
+  if (torch::cuda::is_available())
+    for (int64_t i = 0; i < static_cast<int64_t>(torch::cuda::device_count()); ++i)
+      out.emplace_back("rng.cuda." + std::to_string(i),
+                       at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(i))));
+  return out;
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
@@ -62,7 +73,10 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
   archive.write("state.counters", torch::tensor({s.step, s.epoch, s.batch_index, s.bad_validations}, torch::kInt64));
   archive.write("state.values", doubles_tensor({s.lr, s.best_valid_loss, s.elapsed_s}));
   archive.write("state.schedule", doubles_tensor(s.schedule_state));
-  archive.write("rng.cpu", at::detail::getDefaultCPUGenerator().get_state());
+  for (auto& [key, gen] : generators()) {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive.write(key, gen.get_state());
+  }
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
   archive.write("model", model_archive);
@@ -144,11 +158,17 @@ void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, 
     optimizer->load(opt_archive);
   }
   if (restore_rng) {
-    torch::Tensor rng;
-    archive.read("rng.cpu", rng);
-    auto gen = at::detail::getDefaultCPUGenerator();  // a handle on the global generator
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng);
+    // Handles on the global generators. A CUDA state the file lacks (a CPU run resumed on a GPU)
+    // is left as seeded; a file's CUDA states without CUDA here are not needed.
+    for (auto& [key, gen] : generators()) {
+      torch::Tensor rng;
+      if (!archive.try_read(key, rng)) {
+        if (key == "rng.cpu") throw UserError(path + ": has no RNG state to resume from");
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(rng);
+    }
   }
 }
 

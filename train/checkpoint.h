@@ -1,6 +1,6 @@
 #pragma once
 // Self-describing checkpoints (as nanoGPT's and fastText's): parameters, optimizer state,
-// training position, RNG, the resolved config and the task's artifacts (tokenizer models),
+// training position, RNG (CPU, and CUDA when in use), the resolved config and the task's artifacts (tokenizer models),
 // so that `--resume` continues exactly and the file alone rebuilds its model. LibTorch's
 // optimizer archive does not keep the learning rate reliably, so the rate and the schedule
 // state are stored here too. Written atomically.
@@ -41,7 +41,8 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
 CheckpointContents read_checkpoint_header(const std::string& path);
 
 /// Loads parameters (and the optimizer state if `optimizer` is given) into an already built
-/// model, and the RNG state if `restore_rng`. Throws UserError naming the path if the
+/// model, and the RNG states if `restore_rng` (the CPU generator's and, when CUDA is available,
+/// each CUDA device's that the file holds; a file without the CPU state is a UserError). Throws UserError naming the path if the
 /// parameters do not match the model (another model or another size).
 void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                              bool restore_rng);

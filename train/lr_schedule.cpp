@@ -17,11 +17,11 @@ ConfigSchema lr_schedule_schema() {
       .add("plateau_patience", "1", "plateau: validations without improvement before decaying")
       .add("min_lr", "1e-6", "plateau, linear_decay: lower bound of the learning rate")
       .add("decay_steps", "0", "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); "
-                               "0 = the whole run, filled in by tasks that know it (word2vec)");
+                               "0 = the whole run, derived from max_steps or max_epochs");
   return s;
 }
 
-LrScheduleOptions lr_schedule_options(const Config& c) {
+LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
   LrScheduleOptions o;
   const auto& kind = c.get("lr_schedule");
   o.kind = kind == "linear_warmup" ? LrScheduleKind::kLinearWarmup
@@ -32,16 +32,19 @@ LrScheduleOptions lr_schedule_options(const Config& c) {
                                     : LrScheduleKind::kConstant;
   o.lr = c.get_double("lr");
   o.warmup_steps = c.get_int("warmup_steps");
-  if (c.has("d_model")) o.d_model = c.get_int("d_model");
+  o.d_model = d_model;
   o.plateau_factor = c.get_double("plateau_factor");
   o.plateau_patience = c.get_int("plateau_patience");
   o.min_lr = c.get_double("min_lr");
   o.decay_steps = c.get_int("decay_steps");
+  if (o.kind == LrScheduleKind::kNoam && o.d_model <= 0)
+    throw UserError("config key 'lr_schedule': noam scales the rate by the model width d_model^-0.5, and this model "
+                    "has no d_model (it is not a Transformer); use inverse_sqrt, the same shape with lr as its peak");
   if (o.kind == LrScheduleKind::kNoam && o.warmup_steps <= 0)
     throw UserError("config key 'warmup_steps': the noam schedule needs warmup_steps > 0");
   if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0)
-    throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (this task does not "
-                    "fill it in; set it to the run's number of updates)");
+    throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (0 is the run's "
+                    "number of updates only when max_steps or max_epochs bounds it; set one of them or decay_steps)");
   return o;
 }
 

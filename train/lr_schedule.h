@@ -16,7 +16,7 @@ struct LrScheduleOptions {
   LrScheduleKind kind = LrScheduleKind::kConstant;
   double lr = 1e-3;             // peak rate
   int64_t warmup_steps = 0;     // linear warmup from 0 to lr over these updates (all kinds)
-  int64_t d_model = 512;        // noam only
+  int64_t d_model = 0;          // noam only: the model width (Task::TrainingProfile::d_model)
   double plateau_factor = 0.5;  // plateau: multiply the rate by this ...
   int64_t plateau_patience = 1; // ... after this many validations without improvement
   double min_lr = 1e-6;         // plateau and linear_decay never go below this
@@ -25,7 +25,10 @@ struct LrScheduleOptions {
 
 /// The schedule's keys (lr, lr_schedule, warmup_steps, ...) for the trainer's ConfigSchema.
 ConfigSchema lr_schedule_schema();
-LrScheduleOptions lr_schedule_options(const Config& config);
+/// The schedule from the config's keys; `d_model` is the model's width for noam (0: none).
+/// Throws UserError naming the key for noam without warmup_steps or a model without d_model,
+/// and for linear_decay without decay_steps.
+LrScheduleOptions lr_schedule_options(const Config& config, int64_t d_model = 0);
 
 class LrSchedule {
  public:

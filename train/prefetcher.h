@@ -45,23 +45,50 @@ class Prefetcher {
     return std::nullopt;
   }
 
+  /// While a Pause lives the worker makes no item (it first finishes the one it is making), so
+  /// the producer's source may be used by another thread meanwhile.
+  class Pause {
+   public:
+    explicit Pause(Prefetcher& p) : p_(p) {
+      std::unique_lock<std::mutex> lock(p_.mutex_);
+      p_.paused_ = true;
+      p_.cv_.wait(lock, [this] { return !p_.producing_; });
+    }
+    ~Pause() {
+      {
+        std::lock_guard<std::mutex> lock(p_.mutex_);
+        p_.paused_ = false;
+      }
+      p_.cv_.notify_all();
+    }
+    Pause(const Pause&) = delete;
+    Pause& operator=(const Pause&) = delete;
+
+   private:
+    Prefetcher& p_;
+  };
+
  private:
   void run() {
     try {
       while (true) {
         {
           std::unique_lock<std::mutex> lock(mutex_);
-          cv_.wait(lock, [this] { return queue_.size() < capacity_ || stop_; });
+          cv_.wait(lock, [this] { return (queue_.size() < capacity_ && !paused_) || stop_; });
           if (stop_) break;
+          producing_ = true;
         }
         auto item = produce_();
         std::lock_guard<std::mutex> lock(mutex_);
+        producing_ = false;
+        cv_.notify_all();
         if (!item) break;
         queue_.push_back(std::move(*item));
         cv_.notify_all();
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
+      producing_ = false;
       error_ = std::current_exception();
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -76,6 +103,8 @@ class Prefetcher {
   std::deque<T> queue_;
   bool stop_ = false;
   bool done_ = false;
+  bool paused_ = false;
+  bool producing_ = false;  // the worker is inside produce_
   std::exception_ptr error_;
   std::thread worker_;  // last: starts after every other member exists
 };

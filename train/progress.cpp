@@ -26,10 +26,14 @@ std::string format_duration(double seconds) {
 
 void Progress::update(const ProgressInfo& p, bool report) {
   if (!live_ && !report) return;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "step %lld | epoch %lld | loss %.4f | ppl %.2f | lr %.3g | %.0f tok/s | gnorm %.3f | eta %s",
-                static_cast<long long>(p.step), static_cast<long long>(p.epoch + 1), p.loss,
-                std::exp(std::min(p.loss, 50.0)), p.lr, p.tokens_per_s, p.grad_norm, format_duration(p.eta_s).c_str());
+  char loss[64] = "loss -", ppl[32] = "", gnorm[32] = "";
+  if (p.loss) std::snprintf(loss, sizeof loss, "loss %.4f", *p.loss);
+  if (p.loss && p.perplexity) std::snprintf(ppl, sizeof ppl, " | ppl %.2f", std::exp(std::min(*p.loss, 50.0)));
+  if (p.grad_norm) std::snprintf(gnorm, sizeof gnorm, " | gnorm %.3f", *p.grad_norm);
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "step %lld | epoch %lld | %s%s | lr %.3g | %.0f %s/s%s | eta %s",
+                static_cast<long long>(p.step), static_cast<long long>(p.epoch + 1), loss, ppl, p.lr, p.units_per_s,
+                p.unit.c_str(), gnorm, format_duration(p.eta_s).c_str());
   if (live_) {
     std::cout << "\r\033[K" << buf << std::flush;
     line_open_ = true;

@@ -2,6 +2,7 @@
 // Training progress: one live line on a terminal (rewritten in place), plain log lines
 // when stdout is a file or a pipe (CI logs, nohup).
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace nlpzoo {
@@ -9,11 +10,13 @@ namespace nlpzoo {
 struct ProgressInfo {
   int64_t step = 0;
   int64_t epoch = 0;
-  double loss = 0;         // per token, averaged since the last report
+  std::optional<double> loss;  // per unit, over the last report's updates (none before the first)
+  bool perplexity = true;      // also show exp(loss)
   double lr = 0;
-  double tokens_per_s = 0;
-  double grad_norm = 0;    // before clipping
-  double eta_s = -1;       // seconds to the nearest budget, -1 if unbounded
+  double units_per_s = 0;
+  std::string unit = "tokens";      // what units_per_s counts (Task::TrainingProfile::unit)
+  std::optional<double> grad_norm;  // before clipping, over the last report's updates (none: no gradient is formed)
+  double eta_s = -1;                // seconds to the nearest budget, -1 if unbounded
 };
 
 class Progress {

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "train/config.h"
 
@@ -36,7 +37,11 @@ const typename SplitMap::mapped_type& loaded_split(const SplitMap& by_split, Spl
 struct Batch {
   std::map<std::string, torch::Tensor> tensors;
   int64_t num_examples = 0;
-  int64_t num_tokens = 0;  // tokens the loss is summed over (for per-token loss and tokens/s)
+  int64_t num_tokens = 0;  // units the loss is summed over (Task::TrainingProfile::unit; per-unit loss, units/s)
+  // Where the batch comes from (make_batch's arguments), for a loss that depends on it (a
+  // language model's carried TBPTT state) without a tensor read back from the device.
+  Split split = Split::kTrain;
+  int64_t index = 0;
 
   Batch to(const torch::Device& device) const;
 };
@@ -44,6 +49,10 @@ struct Batch {
 struct LossOutput {
   torch::Tensor loss_sum;  // scalar float: summed over the batch's num_tokens tokens
   int64_t num_tokens = 0;
+  /// Optional validation statistics: per-example quantities summed over the batch, as scalar
+  /// tensors on the batch's device (e.g. "accuracy": 1 per correct prediction). evaluate_loss
+  /// reports each summed over the split and divided by the split's num_examples.
+  std::map<std::string, torch::Tensor> metric_sums{};
 };
 
 /// Where a task finds its inputs and keeps what it makes (tokenizer models).
@@ -67,7 +76,10 @@ class Task {
   virtual std::shared_ptr<torch::nn::Module> model() = 0;
 
   /// Batches of `split` in `epoch`: a deterministic plan (shuffled by seed and epoch for
-  /// train). make_batch is called from the prefetch thread, in order.
+  /// train). num_batches and make_batch run on one thread at a time (a prefetch thread; the
+  /// Trainer pauses its training prefetcher while it validates), each split's batches in index
+  /// order; they may run while loss() runs on the main thread, so they must not touch state
+  /// that loss() changes.
   virtual int64_t num_batches(Split split, int64_t epoch) = 0;
   virtual Batch make_batch(Split split, int64_t epoch, int64_t index) = 0;
 
@@ -92,6 +104,20 @@ class Task {
   virtual LossOutput train_in_place(const Batch& batch, double lr) {
     throw std::logic_error("Task::train_in_place called on a task that does not update in place");
   }
+
+  /// What the Trainer needs to know of a task beyond batches and losses: the unit its
+  /// Batch::num_tokens counts and which statistics mean something (progress line, ETA,
+  /// metrics.jsonl), and what its model and update rule ask of the Trainer's keys. Valid after setup.
+  struct TrainingProfile {
+    std::string unit = "tokens";  // what num_tokens counts: tokens, words, sentences, entries
+    bool perplexity = true;       // exp(loss per unit) is a perplexity (language-model-like losses)
+    int64_t d_model = 0;          // the model width the noam schedule scales by (0: none)
+    // The optimizers the task's updates work with (empty: any), with momentum = weight_decay = 0,
+    // and why (naming the task's key), for the error the Trainer gives otherwise.
+    std::vector<std::string> optimizers;
+    std::string optimizers_reason;
+  };
+  virtual TrainingProfile training_profile() const { return {}; }
 
   /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
   /// checkpoint alone can rebuild and use its model. restore_artifacts is called before setup

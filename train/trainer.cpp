@@ -1,19 +1,20 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "datasets/io.h"
 #include "train/checkpoint.h"
 #include "train/prefetcher.h"
-#include "train/progress.h"
+#include "train/train_log.h"
 
 namespace nlpzoo {
 
@@ -58,7 +59,7 @@ torch::Device parse_device(const std::string& name) {
   throw UserError("--device " + name + ": expected auto, cpu, cuda or cuda:N");
 }
 
-double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   // Sparse gradients (embeddings with sparse(true)) may list a row several times; the norm is
   // that of the summed rows, so they are coalesced first (in place: the optimizer then adds
   // each row once). LibTorch's clip_grad_norm_ is not used because of them.
@@ -68,15 +69,21 @@ double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm)
     if (p.grad().is_sparse() && !p.grad().is_coalesced()) p.mutable_grad() = p.grad().coalesce();
     grads.push_back(p.grad());
   }
-  if (grads.empty()) return 0.0;
+  if (grads.empty()) return torch::zeros({}, torch::kDouble);
   std::vector<torch::Tensor> squares;
   for (const auto& g : grads) squares.push_back((g.is_sparse() ? g._values() : g).pow(2).sum().to(torch::kDouble));
-  const double norm = std::sqrt(torch::stack(squares).sum().item<double>());
-  // As torch.nn.utils.clip_grad_norm_: scale by min(1, max_norm / (norm + 1e-6)).
-  const double scale = max_norm / (norm + 1e-6);
-  if (max_norm > 0 && scale < 1.0)
+  auto norm = torch::stack(squares).sum().sqrt();
+  // As torch.nn.utils.clip_grad_norm_: scale by min(1, max_norm / (norm + 1e-6)), computed on
+  // the device so that no step waits for the norm (a factor of exactly 1 leaves g unchanged).
+  if (max_norm > 0) {
+    const auto scale = (max_norm / (norm + 1e-6)).clamp_max(1.0);
     for (auto& g : grads) (g.is_sparse() ? g._values() : g).mul_(scale);
+  }
   return norm;
+}
+
+double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  return clip_grad_norm(params, max_norm).item<double>();
 }
 
 double SplitLoss::perplexity() const { return std::exp(std::min(loss, 100.0)); }
@@ -86,8 +93,10 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device) {
   const bool was_training = model->is_training();
   model->eval();
   torch::NoGradGuard no_grad;
-  double sum = 0;
-  int64_t tokens = 0;
+  // Sums stay on the device until the end: one read-back per split.
+  torch::Tensor sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
+  std::map<std::string, torch::Tensor> metric_sums;
+  SplitLoss out;
   const int64_t n = task.num_batches(split, 0);
   int64_t i = 0;
   Prefetcher<Batch> batches([&]() -> std::optional<Batch> {
@@ -95,19 +104,39 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device) {
     return task.make_batch(split, 0, i++);
   }, 4);
   while (auto batch = batches.next()) {
-    auto out = task.loss(batch->to(device));
-    sum += out.loss_sum.item<double>();
-    tokens += out.num_tokens;
+    auto loss = task.loss(batch->to(device));
+    sum += loss.loss_sum.detach().to(torch::kDouble);
+    for (const auto& [name, value] : loss.metric_sums) {
+      auto& total = metric_sums[name];
+      total = total.defined() ? total + value.detach().to(torch::kDouble) : value.detach().to(torch::kDouble);
+    }
+    out.tokens += loss.num_tokens;
+    out.examples += batch->num_examples;
   }
   model->train(was_training);
-  if (tokens == 0) throw UserError("the " + to_string(split) + " split is empty");
-  return {sum / tokens, tokens};
+  if (out.tokens == 0) throw UserError("the " + to_string(split) + " split is empty");
+  out.loss = sum.item<double>() / out.tokens;
+  for (const auto& [name, total] : metric_sums) out.metrics[name] = total.item<double>() / std::max<int64_t>(1, out.examples);
+  return out;
 }
 
 namespace {
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
+
+// Ctrl-C sets a flag that the loop reads between updates; the previous handler comes back
+// however train() ends, an exception included.
+class SigintGuard {
+ public:
+  SigintGuard() : previous_(std::signal(SIGINT, on_sigint)) { g_interrupted = false; }
+  ~SigintGuard() { std::signal(SIGINT, previous_); }
+  SigintGuard(const SigintGuard&) = delete;
+  SigintGuard& operator=(const SigintGuard&) = delete;
+
+ private:
+  decltype(std::signal(SIGINT, SIG_DFL)) previous_;
+};
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, std::vector<torch::Tensor> params) {
   const auto& name = c.get("optimizer");
@@ -127,43 +156,122 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, std::ve
                                                           c.get_double("adam_eps")).weight_decay(c.get_double("weight_decay")));
 }
 
+// The optimizers a task's updates work with (Task::TrainingProfile), without momentum or decay.
+void check_optimizer(const Config& c, const Task::TrainingProfile& profile) {
+  const auto& allowed = profile.optimizers;
+  if (allowed.empty()) return;
+  if (std::find(allowed.begin(), allowed.end(), c.get("optimizer")) == allowed.end()) {
+    std::string names;
+    for (const auto& name : allowed) names += (names.empty() ? "" : " or ") + name;
+    throw UserError("config key 'optimizer': " + profile.optimizers_reason + " need optimizer = " + names + ", got " +
+                    c.get("optimizer"));
+  }
+  for (const char* key : {"momentum", "weight_decay"})
+    if (c.get_double(key) != 0)
+      throw UserError(std::string("config key '") + key + "': " + profile.optimizers_reason + " need " + key +
+                      " = 0, got " + c.get(key));
+}
+
 void set_lr(torch::optim::Optimizer& opt, double lr) {
   for (auto& group : opt.param_groups()) group.options().set_lr(lr);
 }
 
-void append_metrics(const std::string& path, const nlohmann::json& record) {
-  std::ofstream out(path, std::ios::app);
-  out << record.dump() << "\n";
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// On resume, drop metric lines logged after the checkpoint, which the resumed run repeats.
-void truncate_metrics(const std::string& path, int64_t step) {
-  if (!fs::exists(path)) return;
-  std::string kept;
-  for (const auto& line : read_lines(path)) {
-    try {
-      if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept += line + "\n";
-    } catch (const nlohmann::json::exception&) {
-      // a line cut by a crash: drop it
+// The training batches from a position onwards, made on a prefetch thread: (epoch, index) runs
+// through each epoch's num_batches and on into the next epoch.
+class TrainBatches {
+ public:
+  struct Item {
+    int64_t epoch, index, epoch_size;
+    Batch batch;
+  };
+  TrainBatches(Task& task, int64_t epoch, int64_t index)
+      : task_(task), epoch_(epoch), index_(index), prefetcher_([this] { return produce(); }, 8) {}
+  std::optional<Item> next() { return prefetcher_.next(); }
+  Prefetcher<Item>& prefetcher() { return prefetcher_; }
+
+ private:
+  std::optional<Item> produce() {
+    for (int guard = 0; guard < 2; ++guard) {
+      if (epoch_size_ < 0) epoch_size_ = task_.num_batches(Split::kTrain, epoch_);
+      if (epoch_size_ == 0) throw UserError("the train split produced no batches (empty corpus?)");
+      if (index_ < epoch_size_) {
+        Item item{epoch_, index_, epoch_size_, task_.make_batch(Split::kTrain, epoch_, index_)};
+        ++index_;
+        return item;
+      }
+      ++epoch_;
+      index_ = 0;
+      epoch_size_ = -1;
     }
+    return std::nullopt;
   }
-  atomic_write_text(path, kept);
-}
+
+  Task& task_;
+  int64_t epoch_, index_, epoch_size_ = -1;  // the worker's position
+  Prefetcher<Item> prefetcher_;              // last: its worker starts once the rest exists
+};
 
 }  // namespace
 
 struct Trainer::State {
+  State(const Config& c, TrainLog log)
+      : log(std::move(log)), update_freq(std::max<int64_t>(1, c.get_int("update_freq"))),
+        valid_interval(c.get_int("valid_interval")), patience(c.get_int("patience")), max_steps(c.get_int("max_steps")),
+        max_epochs(c.get_int("max_epochs")), clip_norm(c.get_double("clip_norm")),
+        max_time_s(c.get_double("max_time") * 60) {}
+
   TrainingState training;
+  TrainLog log;
+  std::unique_ptr<TrainBatches> batches;  // while train() runs
+  int64_t update_freq, valid_interval, patience, max_steps, max_epochs;
+  double clip_norm, max_time_s;
+  // This invocation: its start, the training time before it, its first step.
+  std::chrono::steady_clock::time_point run_start;
+  double elapsed_before = 0;
+  int64_t first_step = 0;
+  int64_t epoch_size = 0;            // batches of the epoch being read (for the ETA)
+  int64_t last_validated_step = -1;  // a run validates each step at most once
 };
 
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir)
-    : task_(task), config_(std::move(config)), task_name_(std::move(task_name)), run_dir_(std::move(run_dir)),
-      device_(parse_device(config_.get("device"))), state_(std::make_shared<State>()) {
+    : task_(task), profile_(task.training_profile()), config_(std::move(config)), task_name_(std::move(task_name)),
+      run_dir_(std::move(run_dir)), device_(parse_device(config_.get("device"))) {
+  state_ = std::make_shared<State>(config_, TrainLog(run_dir_ + "/metrics.jsonl", profile_, !task_.updates_in_place(),
+                                                     config_.get_int("log_interval")));
+  check_optimizer(config_, profile_);
+  // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
+  // is written into the saved config, so a resumed run keeps the same schedule.
+  if (config_.get("lr_schedule") == "linear_decay" && config_.get_int("decay_steps") == 0) {
+    const int64_t updates = planned_updates();
+    if (updates == 0)
+      throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
+                      "decay_steps)");
+    config_.set("decay_steps", std::to_string(updates));
+  }
+  schedule_ = std::make_unique<LrSchedule>(lr_schedule_options(config_, profile_.d_model));
   fs::create_directories(run_dir_);
   model_ = task_.model();
   model_->to(device_);
   optimizer_ = make_optimizer(config_, model_->parameters());
-  schedule_ = std::make_unique<LrSchedule>(lr_schedule_options(config_));
+}
+
+Trainer::~Trainer() = default;
+
+int64_t Trainer::planned_updates() {
+  const auto& s = *state_;
+  int64_t updates = std::max<int64_t>(0, s.max_steps);
+  if (s.max_epochs > 0) {
+    // An update may take batches from two epochs: the loader runs on across the boundary.
+    int64_t batches = 0;
+    for (int64_t e = 0; e < s.max_epochs; ++e) batches += task_.num_batches(Split::kTrain, e);
+    const int64_t by_epochs = (batches + s.update_freq - 1) / s.update_freq;
+    updates = updates > 0 ? std::min(updates, by_epochs) : by_epochs;
+  }
+  return updates;
 }
 
 std::string Trainer::saved_config() const {
@@ -198,22 +306,123 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
                                     " (a model's shape cannot change on --resume)";
 }
 
-double Trainer::validate() { return evaluate_loss(task_, Split::kValid, device_).loss; }
-
 bool Trainer::budget_reached(double run_elapsed_s) const {
-  const auto& t = state_->training;
-  const int64_t max_steps = config_.get_int("max_steps");
-  const int64_t max_epochs = config_.get_int("max_epochs");
-  const double max_time = config_.get_double("max_time");
-  return (max_steps > 0 && t.step >= max_steps) || (max_epochs > 0 && t.epoch >= max_epochs) ||
-         (max_time > 0 && run_elapsed_s >= max_time * 60);
+  const auto& s = *state_;
+  const auto& t = s.training;
+  return (s.max_steps > 0 && t.step >= s.max_steps) || (s.max_epochs > 0 && t.epoch >= s.max_epochs) ||
+         (s.max_time_s > 0 && run_elapsed_s >= s.max_time_s);
 }
 
-int Trainer::train(bool resume) {
+Trainer::Stop Trainer::stop_reason() const {
+  const auto& s = *state_;
+  if (g_interrupted) return Stop::kInterrupted;
+  if (s.patience > 0 && s.training.bad_validations >= s.patience) return Stop::kEarlyStopping;
+  if (budget_reached(seconds_since(s.run_start))) return Stop::kBudget;
+  return Stop::kNo;
+}
+
+double Trainer::eta_s() const {
+  const auto& s = *state_;
+  const auto& t = s.training;
+  const double run = seconds_since(s.run_start);
+  const double per_step = run / std::max<int64_t>(1, t.step - s.first_step);
+  double eta = -1;
+  auto nearest = [&](double x) { eta = eta < 0 ? x : std::min(eta, x); };
+  if (s.max_time_s > 0) nearest(s.max_time_s - run);
+  if (s.max_steps > 0) nearest((s.max_steps - t.step) * per_step);
+  if (s.max_epochs > 0 && s.epoch_size > 0)
+    nearest(static_cast<double>((s.max_epochs - t.epoch) * s.epoch_size - t.batch_index) / s.update_freq * per_step);
+  return eta;
+}
+
+Trainer::StepOutput Trainer::accumulate(double lr) {
+  auto& s = *state_;
+  auto& t = s.training;
+  const bool in_place = task_.updates_in_place();
+  if (!in_place) {
+    // Sparse gradients are dropped rather than zeroed: backward then keeps its own sparse
+    // gradient instead of appending every row to an emptied one (a copy per update).
+    for (auto& p : model_->parameters())
+      if (p.grad().defined() && p.grad().is_sparse()) p.mutable_grad() = torch::Tensor();
+    optimizer_->zero_grad();
+  }
+  StepOutput out;
+  for (int64_t k = 0; k < s.update_freq; ++k) {
+    auto item = s.batches->next();
+    if (!item) break;
+    // The position is that of the next unread batch, so an epoch that is used up counts
+    // as done (max_epochs) and a resume starts exactly where this run stopped reading.
+    const bool last_of_epoch = item->index + 1 == item->epoch_size;
+    t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
+    t.batch_index = last_of_epoch ? 0 : item->index + 1;
+    s.epoch_size = item->epoch_size;
+    LossOutput loss;
+    if (in_place) {
+      torch::NoGradGuard no_grad;
+      loss = task_.train_in_place(item->batch.to(device_), lr);
+    } else {
+      loss = task_.loss(item->batch.to(device_));
+      loss.loss_sum.backward();
+    }
+    const auto sum = loss.loss_sum.detach().to(torch::kDouble);
+    out.loss_sum = out.loss_sum.defined() ? out.loss_sum + sum : sum;
+    out.units += loss.num_tokens;
+  }
+  return out;
+}
+
+torch::Tensor Trainer::apply(int64_t units, double lr) {
+  if (task_.gradient_reduction() == Task::GradientReduction::kMean)
+    for (auto& p : model_->parameters())
+      if (p.grad().defined()) p.grad().div_(static_cast<double>(units));
+  auto norm = clip_grad_norm(model_->parameters(), state_->clip_norm);
+  set_lr(*optimizer_, lr);
+  optimizer_->step();
+  return norm;
+}
+
+Trainer::StepOutput Trainer::step() {
   auto& t = state_->training;
+  // The rate of the update these batches make; a task that updates in place applies it itself.
+  const double lr = schedule_->lr_at(t.step + 1);
+  auto out = accumulate(lr);
+  if (out.units == 0) return out;
+  if (!task_.updates_in_place()) out.grad_norm = apply(out.units, lr);
+  ++t.step;
+  t.lr = lr;
+  return out;
+}
+
+void Trainer::validate() {
+  auto& s = *state_;
+  auto& t = s.training;
+  SplitLoss valid;
+  {
+    // Task promises make_batch runs on one thread at a time: the training prefetcher waits.
+    std::optional<Prefetcher<TrainBatches::Item>::Pause> pause;
+    if (s.batches) pause.emplace(s.batches->prefetcher());
+    valid = evaluate_loss(task_, Split::kValid, device_);
+  }
+  schedule_->on_validation(valid.loss);
+  const bool best = valid.loss < t.best_valid_loss;
+  if (best) {
+    t.best_valid_loss = valid.loss;
+    t.bad_validations = 0;
+  } else {
+    ++t.bad_validations;
+  }
+  s.last_validated_step = t.step;
+  s.log.validation(t.step, t.epoch, valid.loss, valid.metrics, best);
+  t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
+  if (best) save("checkpoint_best.pt");
+  save("checkpoint_last.pt");
+}
+
+bool Trainer::begin(bool resume) {
+  auto& s = *state_;
+  auto& t = s.training;
   const std::string last = run_dir_ + "/checkpoint_last.pt";
-  const std::string metrics = run_dir_ + "/metrics.jsonl";
-  Progress progress(Progress::stdout_is_terminal());
+  s.run_start = std::chrono::steady_clock::now();
   if (resume) {
     auto header = read_checkpoint_header(last);
     if (header.task != task_name_) throw UserError(last + ": checkpoint of task '" + header.task + "', not '" + task_name_ + "'");
@@ -226,183 +435,70 @@ int Trainer::train(bool resume) {
     task_.restore_artifacts(header.artifacts);
     t = header.state;
     schedule_->load_state(t.schedule_state);
-    truncate_metrics(metrics, t.step);
-    progress.message("resumed from " + last + " at step " + std::to_string(t.step) + ", epoch " +
-                     std::to_string(t.epoch + 1));
+    s.log.start(/*resume=*/true, t.step);
+    s.log.message("resumed from " + last + " at step " + std::to_string(t.step) + ", epoch " + std::to_string(t.epoch + 1));
+    const Stop stop = stop_reason();
+    if (stop == Stop::kBudget) {
+      s.log.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " + std::to_string(t.epoch) +
+                    ", and a budget is reached (max_steps " + config_.get("max_steps") + ", max_epochs " +
+                    config_.get("max_epochs") + "); raise it, e.g. --max-steps N");
+      return false;
+    }
+    if (stop == Stop::kEarlyStopping) {
+      s.log.message("nothing to train: early stopping ended this run (" + std::to_string(t.bad_validations) +
+                    " validations without improvement, patience " + config_.get("patience") + "); raise patience to continue");
+      return false;
+    }
   } else {
     torch::manual_seed(static_cast<uint64_t>(config_.get_int("seed")));
-    if (fs::exists(metrics)) fs::remove(metrics);
-  }
-  if (resume && budget_reached(0)) {
-    progress.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " +
-                     std::to_string(t.epoch) + ", and a budget is reached (max_steps " + config_.get("max_steps") +
-                     ", max_epochs " + config_.get("max_epochs") + "); raise it, e.g. --max-steps N");
-    return 0;
+    s.log.start(/*resume=*/false, 0);
   }
   atomic_write_text(run_dir_ + "/config.ini", saved_config());
+  s.elapsed_before = t.elapsed_s;
+  s.first_step = t.step;
+  s.last_validated_step = -1;
+  return true;
+}
 
-  const int64_t update_freq = std::max<int64_t>(1, config_.get_int("update_freq"));
-  const double clip_norm = config_.get_double("clip_norm");
-  const int64_t log_interval = std::max<int64_t>(1, config_.get_int("log_interval"));
-  const int64_t valid_interval = config_.get_int("valid_interval");
-  const int64_t patience = config_.get_int("patience");
-  const int64_t max_steps = config_.get_int("max_steps");
-  const double max_time_s = config_.get_double("max_time") * 60;
-
-  // The prefetch thread walks (epoch, index) from the saved position onwards.
-  int64_t next_epoch = t.epoch, next_index = t.batch_index, epoch_size = -1;
-  struct Item {
-    int64_t epoch, index, epoch_size;
-    Batch batch;
-  };
-  Prefetcher<Item> loader([&]() -> std::optional<Item> {
-    for (int guard = 0; guard < 2; ++guard) {
-      if (epoch_size < 0) epoch_size = task_.num_batches(Split::kTrain, next_epoch);
-      if (epoch_size == 0) throw UserError("the train split produced no batches (empty corpus?)");
-      if (next_index < epoch_size) {
-        Item item{next_epoch, next_index, epoch_size, task_.make_batch(Split::kTrain, next_epoch, next_index)};
-        ++next_index;
-        return item;
-      }
-      ++next_epoch;
-      next_index = 0;
-      epoch_size = -1;
-    }
-    return std::nullopt;
-  }, 8);
-
-  g_interrupted = false;
-  auto previous_handler = std::signal(SIGINT, on_sigint);
+int Trainer::loop() {
+  auto& s = *state_;
+  auto& t = s.training;
   model_->train();
-  const auto run_start = std::chrono::steady_clock::now();
-  auto since = [](auto start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  const double elapsed_before = t.elapsed_s;
-  const int64_t first_step = t.step;
-  double report_loss = 0, report_grad = 0;
-  int64_t report_tokens = 0, report_steps = 0;
-  auto report_start = std::chrono::steady_clock::now();
-  bool stop_early = false;
-  int status = 0;
-
-  auto do_validation = [&]() {
-    const double valid = validate();
-    schedule_->on_validation(valid);
-    const bool best = valid < t.best_valid_loss;
-    if (best) {
-      t.best_valid_loss = valid;
-      t.bad_validations = 0;
-    } else {
-      ++t.bad_validations;
-    }
-    append_metrics(metrics, {{"step", t.step}, {"epoch", t.epoch + 1}, {"valid_loss", valid},
-                             {"valid_ppl", std::exp(std::min(valid, 100.0))}, {"best", best}});
-    std::ostringstream msg;
-    msg.precision(4);
-    msg << std::fixed << "valid | step " << t.step << " | loss " << valid << " | ppl " << std::exp(std::min(valid, 100.0))
-        << (best ? " | new best" : "");
-    progress.message(msg.str());
-    t.elapsed_s = elapsed_before + since(run_start);
-    if (best) save("checkpoint_best.pt");
+  Stop stop;
+  while ((stop = stop_reason()) == Stop::kNo) {
+    const int64_t epoch_before = t.epoch;
+    const auto out = step();
+    if (out.units == 0) break;
+    s.log.update({t.step, t.epoch, t.lr, out.loss_sum, out.units, out.grad_norm,
+                  s.elapsed_before + seconds_since(s.run_start), eta_s()});
+    const bool epoch_ended = t.epoch > epoch_before;
+    if (s.valid_interval > 0 ? t.step % s.valid_interval == 0 : epoch_ended) validate();
+  }
+  if (stop == Stop::kInterrupted) {
+    t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
     save("checkpoint_last.pt");
-    if (patience > 0 && t.bad_validations >= patience) {
-      progress.message("early stopping: no improvement in " + std::to_string(patience) + " validations");
-      stop_early = true;
-    }
-  };
-
-  while (!budget_reached(since(run_start)) && !stop_early) {
-    if (g_interrupted) {
-      t.elapsed_s = elapsed_before + since(run_start);
-      save("checkpoint_last.pt");
-      progress.message("interrupted: saved " + last + "; continue with --resume");
-      status = 130;
-      break;
-    }
-    // One update: accumulate `update_freq` batches, then normalise by all their tokens.
-    // Sparse gradients are dropped rather than zeroed: backward then keeps its own sparse
-    // gradient instead of appending every row to an emptied one (a copy per update).
-    for (auto& p : model_->parameters())
-      if (p.grad().defined() && p.grad().is_sparse()) p.mutable_grad() = torch::Tensor();
-    optimizer_->zero_grad();
-    double loss_sum = 0;
-    int64_t tokens = 0;
-    const int64_t epoch_before = t.epoch;  // an epoch ended during this update if it changes
-    // The rate of the update these batches make; a task that updates in place applies it itself.
-    const bool in_place = task_.updates_in_place();
-    const double lr = schedule_->lr_at(t.step + 1);
-    for (int64_t k = 0; k < update_freq; ++k) {
-      auto item = loader.next();
-      if (!item) break;
-      // The position is that of the next unread batch, so an epoch that is used up counts
-      // as done (max_epochs) and a resume starts exactly where this run stopped reading.
-      const bool last_of_epoch = item->index + 1 == item->epoch_size;
-      t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
-      t.batch_index = last_of_epoch ? 0 : item->index + 1;
-      LossOutput out;
-      if (in_place) {
-        torch::NoGradGuard no_grad;
-        out = task_.train_in_place(item->batch.to(device_), lr);
-      } else {
-        out = task_.loss(item->batch.to(device_));
-        out.loss_sum.backward();
-      }
-      loss_sum += out.loss_sum.item<double>();
-      tokens += out.num_tokens;
-    }
-    if (tokens == 0) break;
-    double grad_norm = 0;  // reported as 0 for in-place updates (no gradient is formed)
-    if (!in_place) {
-      if (task_.gradient_reduction() == Task::GradientReduction::kMean)
-        for (auto& p : model_->parameters())
-          if (p.grad().defined()) p.grad().div_(static_cast<double>(tokens));
-      grad_norm = clip_gradients(model_->parameters(), clip_norm);
-    }
-    ++t.step;
-    t.lr = lr;
-    if (!in_place) {
-      set_lr(*optimizer_, t.lr);
-      optimizer_->step();
-    }
-
-    report_loss += loss_sum;
-    report_tokens += tokens;
-    report_grad += grad_norm;
-    ++report_steps;
-    const double run_elapsed = since(run_start);
-    const double tokens_per_s = report_tokens / std::max(1e-9, since(report_start));
-    double eta = -1;
-    if (max_time_s > 0) eta = max_time_s - run_elapsed;
-    if (max_steps > 0) {
-      const double per_step = run_elapsed / std::max<int64_t>(1, t.step - first_step);
-      const double steps_eta = (max_steps - t.step) * per_step;
-      eta = eta < 0 ? steps_eta : std::min(eta, steps_eta);
-    }
-    const bool report = t.step % log_interval == 0;
-    progress.update({t.step, t.epoch, report_loss / report_tokens, t.lr, tokens_per_s, report_grad / report_steps, eta},
-                    report);
-    if (report) {
-      append_metrics(metrics, {{"step", t.step}, {"epoch", t.epoch + 1}, {"loss", report_loss / report_tokens},
-                               {"ppl", std::exp(std::min(report_loss / report_tokens, 100.0))}, {"lr", t.lr},
-                               {"tokens_per_s", tokens_per_s}, {"grad_norm", report_grad / report_steps},
-                               {"elapsed_s", elapsed_before + run_elapsed}});
-      report_loss = report_grad = 0;
-      report_tokens = report_steps = 0;
-      report_start = std::chrono::steady_clock::now();
-    }
-    const bool epoch_ended = t.epoch > epoch_before && valid_interval == 0;
-    if ((valid_interval > 0 && t.step % valid_interval == 0) || epoch_ended) do_validation();
+    s.log.message("interrupted: saved " + run_dir_ + "/checkpoint_last.pt; continue with --resume");
+    return 130;
   }
-  if (status == 0) {
-    // Final validation unless the last update was just validated.
-    if (!(valid_interval > 0 && t.step % valid_interval == 0) || t.step == 0) do_validation();
-    progress.message("done: " + std::to_string(t.step) + " updates, best valid loss " +
-                     std::to_string(t.best_valid_loss) + " (ppl " +
-                     std::to_string(std::exp(std::min(t.best_valid_loss, 100.0))) + "), checkpoints in " + run_dir_);
-  }
-  std::signal(SIGINT, previous_handler);
-  return status;
+  if (stop == Stop::kEarlyStopping)
+    s.log.message("early stopping: no improvement in " + std::to_string(s.patience) + " validations");
+  // The final state is validated and saved unless the last update just was.
+  if (s.last_validated_step != t.step) validate();
+  s.log.done(t.step, t.best_valid_loss, run_dir_);
+  return 0;
+}
+
+int Trainer::train(bool resume) {
+  SigintGuard sigint;
+  if (!begin(resume)) return 0;
+  auto& batches = state_->batches;
+  batches = std::make_unique<TrainBatches>(task_, state_->training.epoch, state_->training.batch_index);
+  // The prefetch thread stops however the loop ends.
+  struct Stopper {
+    std::unique_ptr<TrainBatches>& batches;
+    ~Stopper() { batches.reset(); }
+  } stopper{batches};
+  return loop();
 }
 
 }  // namespace nlpzoo

@@ -6,6 +6,7 @@
 // schedule's rate instead of a backward pass and an optimizer step.
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,10 +24,13 @@ ConfigSchema trainer_schema();
 /// for an unknown name or CUDA on a machine without it.
 torch::Device parse_device(const std::string& name);
 
-/// Per-token loss over a whole split, model in eval mode, no gradients.
+/// Per-unit loss over a whole split (units: Task::TrainingProfile::unit), model in eval mode,
+/// no gradients; one read-back from the device at the end.
 struct SplitLoss {
-  double loss = 0;  // nats per token
-  int64_t tokens = 0;
+  double loss = 0;  // nats per unit
+  int64_t tokens = 0;    // units
+  int64_t examples = 0;
+  std::map<std::string, double> metrics;  // LossOutput::metric_sums over the split / examples (e.g. accuracy)
   double perplexity() const;
 };
 SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device);
@@ -35,28 +39,68 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device);
 ///   ||g|| = sqrt(sum over parameters p and elements i of g_{p,i}^2)
 /// is at most `max_norm` (Pascanu et al. 2013): g <- g * max_norm / (||g|| + 1e-6) when
 /// ||g|| > max_norm, as torch.nn.utils.clip_grad_norm_. Parameters without a gradient are
-/// skipped; max_norm <= 0 scales nothing. Returns ||g|| before clipping (0 with no gradients).
+/// skipped; max_norm <= 0 scales nothing. Returns ||g|| before clipping (0 with no gradients)
+/// as a float64 scalar tensor on the gradients' device, without reading it back (no sync).
+torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm);
+/// clip_grad_norm with ||g|| read back.
 double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm);
 
 class Trainer {
  public:
-  /// `task` must be set up. Writes into `run_dir` (created if needed).
+  /// `task` must be set up. Writes into `run_dir` (created if needed). Derives decay_steps for
+  /// linear_decay = 0 from max_steps / max_epochs and the task's batches per epoch. Throws
+  /// UserError for keys the task cannot train with (Task::TrainingProfile: optimizer, momentum,
+  /// weight_decay; noam without a d_model) and for linear_decay over an unbounded run.
   Trainer(Task& task, Config config, std::string task_name, std::string run_dir);
+  virtual ~Trainer();
 
-  /// Trains until a budget (max_steps, max_epochs, max_time), early stopping or Ctrl-C.
-  /// With `resume`, continues exactly from run_dir/checkpoint_last.pt. Returns 0, or 130
-  /// when interrupted (after saving a resumable checkpoint).
+  /// Trains until a budget (max_steps, max_epochs, max_time), early stopping or Ctrl-C (the
+  /// previous SIGINT handler is restored however train ends). With `resume`, continues exactly
+  /// from run_dir/checkpoint_last.pt. Returns 0, or 130 when interrupted (after saving a
+  /// resumable checkpoint).
   int train(bool resume);
 
+ protected:
+  // The parts of train(), one job each. Distributed data-parallel training wraps step()
+  // (all-reducing the gradients and the unit count between accumulate and apply) and
+  // stop_reason() (all ranks stop when one does); validation, checkpoints and logging stay.
+
+  /// What one update did. loss_sum: float64 scalar on the device, summed over `units`, not read
+  /// back (no device sync per update); grad_norm: the norm before clipping, undefined for
+  /// in-place updates. units == 0: the training data ran out.
+  struct StepOutput {
+    torch::Tensor loss_sum;
+    int64_t units = 0;
+    torch::Tensor grad_norm;
+  };
+  /// One update at the schedule's rate: accumulate, then apply (or the task's in-place updates).
+  virtual StepOutput step();
+  /// Forward and backward over update_freq batches (or Task::train_in_place at `lr`), leaving
+  /// the gradients summed; advances the data position.
+  StepOutput accumulate(double lr);
+  /// The update from summed gradients: the per-unit mean (Task::gradient_reduction), clipping,
+  /// the optimizer step at `lr`. Returns the gradient norm before clipping.
+  torch::Tensor apply(int64_t units, double lr);
+
+  enum class Stop { kNo, kBudget, kEarlyStopping, kInterrupted };
+  /// The stopping rule, asked before each update: Ctrl-C, then patience validations without
+  /// improvement, then the budgets.
+  virtual Stop stop_reason() const;
+
  private:
+  bool begin(bool resume);  // restore or start; false when there is nothing to train
+  int loop();
+  void validate();          // validation, schedule, best/patience, checkpoints
   void save(const std::string& name);
   std::string saved_config() const;
   // ", config keys changed since the checkpoint: k (old -> new), ..." or "".
   std::string changed_keys(const std::string& checkpoint_ini) const;
-  double validate();
   bool budget_reached(double run_elapsed_s) const;
+  int64_t planned_updates();  // updates max_steps and max_epochs allow (0: unbounded)
+  double eta_s() const;
 
   Task& task_;
+  Task::TrainingProfile profile_;
   Config config_;
   std::string task_name_, run_dir_;
   torch::Device device_;

@@ -216,9 +216,17 @@ Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) 
 
 LossOutput ClassificationTask::loss(const Batch& batch) {
   auto logits = model_->forward(batch.tensors.at("tokens"));  // [B, C]
+  const auto& labels = batch.tensors.at("labels");
   auto loss = torch::nn::functional::cross_entropy(
-      logits, batch.tensors.at("labels"), torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-  return {loss, batch.num_tokens};
+      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  return {loss, batch.num_tokens, {{"accuracy", logits.detach().argmax(/*dim=*/-1).eq(labels).sum()}}};
+}
+
+Task::TrainingProfile ClassificationTask::training_profile() const {
+  TrainingProfile p;
+  p.unit = "sentences";
+  p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
+  return p;
 }
 
 std::vector<ClassPrediction> ClassificationTask::predict(const std::vector<std::string>& sentences,

@@ -46,8 +46,11 @@ class ClassificationTask : public Task {
   /// tensors: "tokens" [B, T] int64 (kPadId padding), "labels" [B] int64 (class ids);
   /// num_tokens = B (sentences), so the trainer's per-token loss is per sentence.
   Batch make_batch(Split split, int64_t epoch, int64_t index) override;
-  /// Cross-entropy summed over the batch's sentences.
+  /// Cross-entropy summed over the batch's sentences; metric_sums "accuracy": the correct
+  /// predictions (argmax of the logits), so validation reports accuracy.
   LossOutput loss(const Batch& batch) override;
+  /// Unit "sentences", no perplexity.
+  TrainingProfile training_profile() const override;
   /// "spm.model" (the SentencePiece model's bytes) and "labels.txt" (one label per line).
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;

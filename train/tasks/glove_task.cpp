@@ -59,15 +59,6 @@ void GloveTask::setup(Config& config, const TaskContext& context) {
     throw UserError("config key 'adagrad_initial_accumulator': the in-place AdaGrad divides by its square root, so it "
                     "must be positive (glove.c: 1), got " + config.get("adagrad_initial_accumulator"));
   options.initial_accumulator(accumulator > 0 ? accumulator : 1.0);  // unused by the autograd path
-  // The four tables have sparse gradients: Adam's moments are dense, and LibTorch's AdaGrad and
-  // SGD refuse weight decay with them (SGD's momentum buffer would grow by every step's rows).
-  const std::string optimizer = config.get("optimizer");
-  if (optimizer != "adagrad" && optimizer != "sgd")
-    throw UserError("config key 'optimizer': glove's sparse gradients need adagrad (the paper's) or sgd, got " + optimizer);
-  for (const char* key : {"weight_decay", "momentum"})
-    if (config.get_double(key) != 0)
-      throw UserError(std::string("config key '") + key + "': glove's sparse gradients need " + key + " = 0, got " +
-                      config.get(key));
 
   // Both line splits are read whenever data is: every word pair's counts come from all lines,
   // and the held-out pairs make the valid split (see the header).
@@ -148,6 +139,17 @@ Batch GloveTask::make_batch(Split split, int64_t epoch, int64_t index) {
   batch.tensors["x"] = torch::tensor(values, torch::kFloat);      // [N]
   batch.num_examples = batch.num_tokens = size;
   return batch;
+}
+
+Task::TrainingProfile GloveTask::training_profile() const {
+  TrainingProfile p;
+  p.unit = "entries";  // co-occurrence entries X_ij
+  p.perplexity = false;
+  // The four tables have sparse gradients: Adam's moments are dense, and LibTorch's AdaGrad and
+  // SGD refuse weight decay with them (SGD's momentum buffer would grow by every step's rows).
+  p.optimizers = {"adagrad", "sgd"};
+  p.optimizers_reason = "glove's sparse gradients";
+  return p;
 }
 
 LossOutput GloveTask::loss(const Batch& batch) {

@@ -79,6 +79,8 @@ class GloveTask : public Task, public WordVectorSource {
   /// threads (glove_adagrad); loss_sum: float64 scalar, the entries' summed loss each just before
   /// its own step; num_tokens = the entries.
   LossOutput train_in_place(const Batch& batch, double lr) override;
+  /// Unit "entries", no perplexity; sparse gradients need optimizer = adagrad (the paper's) or sgd.
+  TrainingProfile training_profile() const override;
   /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;

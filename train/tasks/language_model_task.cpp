@@ -115,9 +115,9 @@ Batch LanguageModelTask::make_batch(Split split, int64_t /*epoch*/, int64_t inde
                             " split does not exist");
   Batch batch;
   batch.tensors = {{"input", s.narrow(1, start, length).contiguous()},       // [B, T]
-                   {"target", s.narrow(1, start + 1, length).contiguous()},  // [B, T]
-                   {"split", torch::scalar_tensor(static_cast<int64_t>(split), torch::kLong)},
-                   {"index", torch::scalar_tensor(index, torch::kLong)}};
+                   {"target", s.narrow(1, start + 1, length).contiguous()}};  // [B, T]
+  batch.split = split;
+  batch.index = index;
   batch.num_examples = s.size(0);
   batch.num_tokens = s.size(0) * length;
   return batch;
@@ -125,8 +125,8 @@ Batch LanguageModelTask::make_batch(Split split, int64_t /*epoch*/, int64_t inde
 
 LossOutput LanguageModelTask::loss(const Batch& batch) {
   const auto& input = batch.tensors.at("input");
-  const auto split = static_cast<Split>(batch.tensors.at("split").item<int64_t>());
-  const int64_t index = batch.tensors.at("index").item<int64_t>();
+  const Split split = batch.split;
+  const int64_t index = batch.index;
   RecurrentState state;
   auto it = carried_.find(split);
   if (index > 0 && it != carried_.end() && it->second.next_index == index) {

@@ -38,8 +38,7 @@ class LanguageModelTask : public Task {
   /// ceil((N/B - 1) / bptt), the same in every epoch: TBPTT needs the stream in order.
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "input" [B, T] int64, "target" [B, T] int64 (T = bptt, shorter at the end of the
-  /// stream), "split" [] int64 (the Split), "index" [] int64 (the batch index);
-  /// num_tokens = B * T.
+  /// stream); Batch::split and Batch::index say where it comes from; num_tokens = B * T.
   Batch make_batch(Split split, int64_t epoch, int64_t index) override;
   /// Cross-entropy summed over the batch's tokens, starting from the state the previous batch
   /// of the same split left (zeros at index 0); keeps the new state, detached.

@@ -214,6 +214,12 @@ LossOutput TranslationTask::loss(const Batch& batch) {
   return {loss, batch.num_tokens};
 }
 
+Task::TrainingProfile TranslationTask::training_profile() const {
+  TrainingProfile p;
+  if (transformer_) p.d_model = transformer_->options().d_model();
+  return p;
+}
+
 std::map<std::string, std::string> TranslationTask::artifacts() const {
   return {{"spm.src.model", src_tok_->serialized()}, {"spm.tgt.model", tgt_tok_->serialized()}};
 }

@@ -40,6 +40,8 @@ class TranslationTask : public Task {
   /// Cross-entropy summed over real target tokens; label smoothing (Szegedy et al. 2016) only
   /// while the model is in training mode, so evaluation reports the true perplexity.
   LossOutput loss(const Batch& batch) override;
+  /// Tokens with perplexity; d_model for noam when arch = transformer.
+  TrainingProfile training_profile() const override;
   /// "spm.src.model", "spm.tgt.model": the SentencePiece model files' bytes.
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;

@@ -96,27 +96,8 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
   const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
   seed_ = config.get_int("seed");
   shuffle_ = config.get_bool("shuffle");
-  if (options.sparse() && config.get("optimizer") != "sgd")
-    throw UserError("config key 'sparse': sparse gradients need optimizer = sgd (Adam's moments are dense), got optimizer = " +
-                    config.get("optimizer") + "; set sparse = false or optimizer = sgd");
-  // LibTorch's SGD adds weight decay as sparse + dense (unsupported) and would grow a sparse
-  // momentum buffer by every step's rows.
-  for (const char* key : {"weight_decay", "momentum"})
-    if (options.sparse() && config.get_double(key) != 0)
-      throw UserError(std::string("config key '") + key + "': sparse gradients need " + key + " = 0, got " +
-                      config.get(key) + "; set sparse = false to use it");
+  sparse_ = options.sparse();
   in_place_ = config.get_bool("inplace_sgd") && options.objective() != Word2VecObjective::kSoftmax;
-  if (in_place_ && config.get("optimizer") != "sgd")
-    throw UserError("config key 'inplace_sgd': in-place updates are plain SGD, got optimizer = " + config.get("optimizer") +
-                    "; set optimizer = sgd or inplace_sgd = false");
-  for (const char* key : {"weight_decay", "momentum"})
-    if (in_place_ && config.get_double(key) != 0)
-      throw UserError(std::string("config key '") + key + "': in-place SGD (inplace_sgd = true) has no " + key +
-                      ", got " + config.get(key) + "; set it to 0 or inplace_sgd = false");
-  const bool fill_decay = config.get("lr_schedule") == "linear_decay" && config.get_int("decay_steps") == 0;
-  if (fill_decay && context.splits.count(Split::kTrain) && config.get_int("max_epochs") <= 0 && config.get_int("max_steps") <= 0)
-    throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
-                    "decay_steps)");
   // The corpus, split into train and held-out lines, and its vocabulary.
   auto corpus = load_word_corpus({"word2vec", config.get("train_file"), min_count, valid_every}, context, restored_vocab_);
   vocab_ = std::move(corpus.vocab);
@@ -139,13 +120,19 @@ void Word2VecTask::setup(Config& config, const TaskContext& context) {
     std::cout << "word2vec: " << vocab_.size() << " words seen >= " << min_count << " times cover "
               << vocab_.total() << " of the train split's words; train " << t.lines.num_lines() << " lines, "
               << t.batch_starts.size() - 1 << " batches per epoch" << std::endl;
-    if (fill_decay) {
-      const int64_t update_freq = std::max<int64_t>(1, config.get_int("update_freq"));
-      const int64_t per_epoch = (static_cast<int64_t>(t.batch_starts.size()) - 1 + update_freq - 1) / update_freq;
-      const int64_t epochs = config.get_int("max_epochs");
-      config.set("decay_steps", std::to_string(epochs > 0 ? epochs * per_epoch : config.get_int("max_steps")));
-    }
   }
+}
+
+Task::TrainingProfile Word2VecTask::training_profile() const {
+  TrainingProfile p;
+  p.unit = "words";  // corpus words before subsampling, as word2vec.c counts its progress
+  p.perplexity = false;
+  // LibTorch's SGD adds weight decay as sparse + dense (unsupported) and would grow a sparse
+  // momentum buffer by every step's rows; Adam's moments are dense.
+  if (sparse_ || in_place_) p.optimizers = {"sgd"};
+  p.optimizers_reason = sparse_ ? "sparse gradients (config key 'sparse' = true)"
+                                : "in-place SGD (config key 'inplace_sgd' = true)";
+  return p;
 }
 
 const Word2VecTask::SplitData& Word2VecTask::split_data(Split split) const {

@@ -41,10 +41,10 @@
 // The keys are in the saved config, so a checkpoint alone rebuilds the subword model.
 //
 // Units: Batch::num_tokens is the number of vocabulary words the batch's lines hold before
-// subsampling (word2vec.c's word count), so the Trainer's tok/s is word2vec's words/s and its
-// loss is the summed objective per corpus word. `lr` is word2vec's per-example rate (0.025
+// subsampling (word2vec.c's word count), so the Trainer reports words/s as word2vec.c does and
+// its loss is the summed objective per corpus word. `lr` is word2vec's per-example rate (0.025
 // Skip-Gram, 0.05 CBOW); the schedule linear_decay with decay_steps = 0 decays it over the run's
-// max_epochs * batches-per-epoch updates (filled in by setup), i.e. once per batch, as word2vec.c
+// max_epochs * batches-per-epoch updates (derived by the Trainer), i.e. once per batch, as word2vec.c
 // updates its rate every 10000 words (the default batch_size).
 //
 // Updates: with inplace_sgd (default) and ns or hs, each example is one SGD step on the
@@ -105,6 +105,8 @@ class Word2VecTask : public Task, public WordVectorSource {
   /// One SGD step of rate lr per example of the batch (layout as loss()); returns the summed loss
   /// of the examples, each before its own update.
   LossOutput train_in_place(const Batch& batch, double lr) override;
+  /// Unit "words", no perplexity; sparse gradients and in-place SGD need optimizer = sgd.
+  TrainingProfile training_profile() const override;
   /// "vocab.txt": the vocabulary (WordVocabulary::to_text).
   std::map<std::string, std::string> artifacts() const override;
   /// Before setup: the vocabulary setup uses. After setup: must match the one in use
@@ -139,7 +141,7 @@ class Word2VecTask : public Task, public WordVectorSource {
   std::map<Split, SplitData> splits_;
   Word2VecModel kind_ = Word2VecModel::kSkipGram;
   int64_t window_ = 5, negative_ = 0, batch_size_ = 10000, seed_ = 0;
-  bool shuffle_ = true, in_place_ = true;
+  bool shuffle_ = true, in_place_ = true, sparse_ = true;
   const NoiseSampler* sampler_ = nullptr;  // the negative-sampling objective's, or null
   int64_t minn_ = 3, maxn_ = 0, bucket_ = 0;
   SubwordRows subwords_;  // every word's input rows when maxn_ > 0, else empty

@@ -1,0 +1,104 @@
+#include "train/train_log.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "datasets/io.h"
+
+namespace nlpzoo {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void append_record(const std::string& path, const nlohmann::json& record) {
+  std::ofstream out(path, std::ios::app);
+  out << record.dump() << "\n";
+}
+
+double perplexity(double loss) { return std::exp(std::min(loss, 100.0)); }
+
+void add_to(torch::Tensor& sum, const torch::Tensor& x) {
+  auto value = x.detach().to(torch::kDouble);
+  sum = sum.defined() ? sum + value : value;
+}
+
+}  // namespace
+
+TrainLog::TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval)
+    : path_(std::move(metrics_path)), profile_(std::move(profile)), gradients_(gradients),
+      log_interval_(std::max<int64_t>(1, log_interval)), progress_(Progress::stdout_is_terminal()) {}
+
+void TrainLog::start(bool resume, int64_t step) {
+  if (!fs::exists(path_)) return;
+  if (!resume) {
+    fs::remove(path_);
+    return;
+  }
+  std::string kept;
+  for (const auto& line : read_lines(path_)) {
+    try {
+      if (nlohmann::json::parse(line).value("step", int64_t{0}) <= step) kept += line + "\n";
+    } catch (const nlohmann::json::exception&) {
+      // a line cut by a crash: drop it
+    }
+  }
+  atomic_write_text(path_, kept);
+}
+
+void TrainLog::update(const Update& u) {
+  add_to(loss_sum_, u.loss_sum);
+  if (gradients_ && u.grad_norm.defined()) add_to(grad_sum_, u.grad_norm);
+  units_ += u.units;
+  ++updates_;
+  const auto now = std::chrono::steady_clock::now();
+  const double units_per_s = units_ / std::max(1e-9, std::chrono::duration<double>(now - report_start_).count());
+  const bool report = u.step % log_interval_ == 0;
+  if (report) {
+    // The one read-back of the interval.
+    auto sums = (grad_sum_.defined() ? torch::stack({loss_sum_, grad_sum_.to(loss_sum_.device())}) : loss_sum_.view({1}))
+                    .to(torch::kCPU);
+    loss_ = sums[0].item<double>() / std::max<int64_t>(1, units_);
+    if (grad_sum_.defined()) grad_norm_ = sums[1].item<double>() / updates_;
+  }
+  progress_.update({u.step, u.epoch, loss_, profile_.perplexity, u.lr, units_per_s, profile_.unit, grad_norm_, u.eta_s},
+                   report);
+  if (!report) return;
+  nlohmann::json record{{"step", u.step}, {"epoch", u.epoch + 1}, {"loss", *loss_}, {"lr", u.lr},
+                        {profile_.unit + "_per_s", units_per_s}, {"elapsed_s", u.elapsed_s}};
+  if (profile_.perplexity) record["ppl"] = perplexity(*loss_);
+  if (grad_norm_) record["grad_norm"] = *grad_norm_;
+  append_record(path_, record);
+  loss_sum_ = grad_sum_ = torch::Tensor();
+  units_ = updates_ = 0;
+  report_start_ = now;
+}
+
+void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics,
+                          bool best) {
+  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best}};
+  std::ostringstream msg;
+  msg.precision(4);
+  msg << std::fixed << "valid | step " << step << " | loss " << loss;
+  if (profile_.perplexity) {
+    record["valid_ppl"] = perplexity(loss);
+    msg << " | ppl " << perplexity(loss);
+  }
+  for (const auto& [name, value] : metrics) {
+    record["valid_" + name] = value;
+    msg << " | " << name << " " << value;
+  }
+  append_record(path_, record);
+  progress_.message(msg.str() + (best ? " | new best" : ""));
+}
+
+void TrainLog::done(int64_t step, double best_loss, const std::string& run_dir) {
+  progress_.message("done: " + std::to_string(step) + " updates, best valid loss " + std::to_string(best_loss) +
+                    (profile_.perplexity ? " (ppl " + std::to_string(perplexity(best_loss)) + ")" : "") +
+                    ", checkpoints in " + run_dir);
+}
+
+}  // namespace nlpzoo
