@@ -20,6 +20,10 @@ Split parse_split(const std::string& name) {
   throw UserError("unknown split '" + name + "' (expected train, valid or test)");
 }
 
+std::vector<std::string> Task::export_torchscript(const std::string& path, const std::string& /*config_ini*/) {
+  throw UserError("cannot write " + path + ": this task has no TorchScript export (scripted twin)");
+}
+
 Batch Batch::to(const torch::Device& device) const {
   Batch out = *this;
   for (auto& [name, t] : out.tensors) t = t.to(device, /*non_blocking=*/true);
