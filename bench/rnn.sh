@@ -85,7 +85,7 @@ fi
 echo "== ours: evaluate (valid)"
 t0=$(now)
 /usr/bin/time -v -o "$OUT/ours.eval.time" "$NLPZOO" evaluate --run-dir "$OUT/ours" --checkpoint last \
-  --split valid --no-bleu --data-dir "$DATA" | tee "$OUT/ours.valid.txt"
+  --split valid --no-bleu --data-dir "$DATA" --json | tee "$OUT/ours.valid.json"
 t1=$(now)
 echo "$t0 $t1" > "$OUT/ours.eval.wall"
 
@@ -111,13 +111,10 @@ ours_tok = statistics.median(window) if window else nan
 ours_steps = max([m["step"] for m in metrics] or [0])
 cfg = dict(l.split(" = ", 1) for l in open(f"{out}/ours/config.ini").read().splitlines() if " = " in l)
 tokens_per_update = int(cfg["batch_size"]) * int(cfg["bptt"]) * int(cfg.get("update_freq", "1"))
-valid = open(f"{out}/ours.valid.txt").read()
-ours_ppl = float(re.search(r"perplexity ([0-9.]+)", valid).group(1))
-ours_eval_tokens = int(re.search(r"\| (\d+) target tokens", valid).group(1))
-# In-process evaluation rate, if `nlpzoo evaluate` prints one ("... N tokens/s" or "in S s").
-m = re.search(r"([0-9.]+) (?:target )?tokens/s", valid)
-s = re.search(r"in ([0-9.]+) ?s\b", valid)
-ours_eval_inproc = float(m.group(1)) if m else (ours_eval_tokens / float(s.group(1)) if s else nan)
+valid = json.load(open(f"{out}/ours.valid.json"))["metrics"]
+ours_ppl = valid["perplexity"]["value"]
+ours_eval_tokens = valid["tokens"]["value"]
+ours_eval_inproc = nan  # `nlpzoo evaluate` reports no in-process time
 rt = json.load(open(f"{out}/ref/lm_train.json"))
 re_ = json.load(open(f"{out}/ref/lm_eval.json"))
 at_ours = nan

@@ -59,7 +59,7 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
 std::vector<int64_t> sample_sequence(LanguageModelImpl& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
                                      const SamplingOptions& options, uint64_t seed) {
   validate(options);
-  if (max_tokens < 0) throw UserError("--max-tokens: must be >= 0, got " + std::to_string(max_tokens));
+  if (max_tokens < 0) throw UserError("--max-new-tokens: must be >= 0, got " + std::to_string(max_tokens));
   // The caller's training flag survives, whatever happens here.
   struct RestoreMode {
     LanguageModelImpl& lm;

@@ -54,7 +54,7 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& op
 /// prompt: SentencePiece ids (without EOS). Returns the drawn ids, without the final EOS.
 /// The model runs on its own device, in eval mode (dropout off; its training flag is restored
 /// afterwards), without gradients. The same seed, options and model give the same tokens.
-/// Throws UserError for invalid options or max_tokens < 0 (naming --max-tokens).
+/// Throws UserError for invalid options or max_tokens < 0 (naming --max-new-tokens).
 std::vector<int64_t> sample_sequence(LanguageModelImpl& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
                                      const SamplingOptions& options, uint64_t seed);
 

@@ -25,23 +25,6 @@ void write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-// A small Spanish-English corpus: numbers and colours in short sentences.
-void write_corpus(const fs::path& dir) {
-  const std::vector<std::pair<std::string, std::string>> words = {
-      {"uno", "one"}, {"dos", "two"}, {"tres", "three"}, {"cuatro", "four"}, {"cinco", "five"},
-      {"rojo", "red"}, {"verde", "green"}, {"azul", "blue"}, {"negro", "black"}, {"blanco", "white"}};
-  std::string es, en;
-  for (size_t i = 0; i < words.size(); ++i)
-    for (size_t j = 0; j < words.size(); ++j) {
-      es += "el " + words[i].first + " y el " + words[j].first + "\n";
-      en += "the " + words[i].second + " and the " + words[j].second + "\n";
-    }
-  for (const char* split : {"train", "valid", "test"}) {
-    write(dir / (std::string(split) + ".es"), es);
-    write(dir / (std::string(split) + ".en"), en);
-  }
-}
-
 const char* kTiny =
     "--src_vocab_size 60 --tgt_vocab_size 60 --embed_dim 16 --hidden_size 32 --attention_dim 16 "
     "--dropout 0 --lr 0.01 --max_tokens 400 --valid_interval 20 --log_interval 10 --device cpu";
@@ -50,7 +33,7 @@ class RegressionCli : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = test::fresh_temp_dir("cli");
-    write_corpus(root_ / "data");
+    test::write_numbers_corpus(root_ / "data");
   }
   void TearDown() override { fs::remove_all(root_); }
   std::string config() const { return quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/seq2seq-bahdanau-es-en.ini"); }

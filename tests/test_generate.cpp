@@ -192,7 +192,7 @@ TEST(Sampling, BadOptionsAreUserErrorsNamingTheFlag) {
     expect_names(o, "--top-p");
   }
   LanguageModel lm(LanguageModelOptions(7).embed_dim(4).hidden_size(4).num_layers(1).dropout(0));
-  EXPECT_NE(user_error_of([&] { sample_sequence(*lm, {4}, -1, {}, 1); }).find("--max-tokens"), std::string::npos);
+  EXPECT_NE(user_error_of([&] { sample_sequence(*lm, {4}, -1, {}, 1); }).find("--max-new-tokens"), std::string::npos);
 }
 
 // ---- the generation loop -----------------------------------------------------------------
@@ -512,13 +512,24 @@ TEST_F(RegressionGenerate, TrainGenerateReproducibleAndExport) {
                    " --batch_size 16 --device cpu");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
 
-  const std::string gen = "generate --run-dir " + run + " --device cpu --max-tokens 30 ";
+  const std::string gen = "generate --run-dir " + run + " --device cpu --max-new-tokens 30 ";
   auto a = run_cli(gen + "--seed 7 --prompt 'In the beginning'");
   ASSERT_EQ(a.status, 0) << a.err;
   ASSERT_EQ(lines_of(a.out).size(), 1u) << a.out;
   EXPECT_EQ(a.out.rfind("In the beginning", 0), 0u) << a.out;
   EXPECT_GT(a.out.size(), std::string("In the beginning\n").size()) << a.out;
   EXPECT_EQ(a.err.find("seed"), std::string::npos) << "a given seed is not announced: " << a.err;
+  // --max-tokens, the flag's old name, still works, with a deprecation warning; both at once is an error.
+  const std::string old_gen = "generate --run-dir " + run + " --device cpu --max-tokens 30 ";
+  auto old_name = run_cli(old_gen + "--seed 7 --prompt 'In the beginning'");
+  ASSERT_EQ(old_name.status, 0) << old_name.err;
+  EXPECT_EQ(old_name.out, a.out);
+  EXPECT_NE(old_name.err.find("--max-tokens is deprecated"), std::string::npos) << old_name.err;
+  EXPECT_EQ(a.err.find("deprecated"), std::string::npos) << a.err;
+  expect_error(run_cli(old_gen + "--max-new-tokens 20"), "--max-new-tokens");
+  const std::string bare = "generate --run-dir " + run + " --device cpu --seed 1 ";
+  expect_error(run_cli(bare + "--max-tokens -1"), "--max-tokens: must be >= 0");
+  expect_error(run_cli(bare + "--max-new-tokens -1"), "--max-new-tokens: must be >= 0");
   // Another run with the same seed repeats the text; sample i uses seed + i, so the first of
   // three is the single sample above.
   auto three = run_cli(gen + "--seed 7 --prompt 'In the beginning' --num-samples 3");

@@ -218,7 +218,7 @@ TEST_F(LanguageModelData, CarriedStateIsUsedAndDetached) {
   Config c = lm_config();
   LanguageModelTask task;
   task.setup(c, context("run"));
-  auto& lm = task.lm();
+  auto& lm = task.language_model();
   lm.train();
   const auto b0 = task.make_batch(Split::kTrain, 0, 0), b1 = task.make_batch(Split::kTrain, 0, 1);
   const auto& in1 = b1.tensors.at("input");

@@ -52,6 +52,23 @@ void write_topic_corpus(const std::filesystem::path& file, int lines) {
   atomic_write_text(file.string(), text);
 }
 
+void write_numbers_corpus(const std::filesystem::path& dir) {
+  const std::vector<std::pair<std::string, std::string>> words = {
+      {"uno", "one"}, {"dos", "two"}, {"tres", "three"}, {"cuatro", "four"}, {"cinco", "five"},
+      {"rojo", "red"}, {"verde", "green"}, {"azul", "blue"}, {"negro", "black"}, {"blanco", "white"}};
+  std::string es, en;
+  for (size_t i = 0; i < words.size(); ++i)
+    for (size_t j = 0; j < words.size(); ++j) {
+      es += "el " + words[i].first + " y el " + words[j].first + "\n";
+      en += "the " + words[i].second + " and the " + words[j].second + "\n";
+    }
+  std::filesystem::create_directories(dir);
+  for (const char* split : {"train", "valid", "test"}) {
+    atomic_write_text((dir / (std::string(split) + ".es")).string(), es);
+    atomic_write_text((dir / (std::string(split) + ".en")).string(), en);
+  }
+}
+
 CommandResult run_command(const std::string& command_line, const std::string& stdin_text) {
   const auto dir = fresh_temp_dir("command_io");
   const auto in = (dir / "stdin").string(), out = (dir / "stdout").string(), err = (dir / "stderr").string();

@@ -61,6 +61,11 @@ std::filesystem::path fresh_temp_dir(const std::string& name);
 /// {cat dog cow pig hen fox} then "the" (fixed seed). Creates the file's folder.
 void write_topic_corpus(const std::filesystem::path& file, int lines);
 
+/// Writes a small Spanish-English corpus, the same for the train, valid and test splits:
+/// <dir>/{train,valid,test}.{es,en}, 100 aligned lines "el uno y el dos" / "the one and the two"
+/// over every pair of ten numbers and colours. Creates the folder.
+void write_numbers_corpus(const std::filesystem::path& dir);
+
 /// [B, S] int64 source batch: random lengths (row 0 full, row 1 only EOS), real tokens in
 /// [1, vocab_size) (PAD is never a real token), EOS at each row's end, PAD after it.
 torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size);

@@ -53,7 +53,7 @@ WordVectors vectors_from_flags(const po::variables_map& vm, OovVectors* oov = nu
   if (!run) throw UserError("--vectors FILE (word2vec text or binary) or --run-dir RUN is required");
   const auto run_dir = vm["run-dir"].as<std::string>();
   auto loaded = load_run(checkpoint_in(run_dir, vm["checkpoint"].as<std::string>()), torch::kCPU);
-  const auto* source = dynamic_cast<const WordVectorSource*>(loaded.task.get());
+  const auto* source = loaded.task->word_vector_source();
   if (source == nullptr)
     throw UserError("--run-dir " + run_dir + ": this run trains task '" + loaded.header.task +
                     "', which has no word vectors (train a word-vector model, or pass --vectors FILE)");

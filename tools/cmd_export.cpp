@@ -1,16 +1,11 @@
-// nlpzoo export: the TorchScript twin of a trained model (translation, language model or word
-// vectors), with its tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
+// nlpzoo export: the TorchScript twin of a trained model (Task::export_torchscript), with its
+// tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
 #include <iostream>
 
 #include "datasets/io.h"
-#include "infer/export_lm.h"
-#include "infer/export_seq2seq.h"
-#include "infer/export_transformer.h"
-#include "infer/export_word_vectors.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"
-#include "train/tasks/word_vector_source.h"
 
 namespace nlpzoo::cli {
 namespace {
@@ -30,28 +25,12 @@ int run_export(const std::vector<std::string>& args) {
   if (which == "auto") {
     // The task's kind, from the header and an empty task: no model is built for the choice.
     const auto task = make_task(read_checkpoint_header(checkpoint_in(run_dir, "last")).task);
-    which = dynamic_cast<const WordVectorSource*>(task.get()) != nullptr ? "last" : "best";
+    which = task->word_vector_source() != nullptr ? "last" : "best";
   }
   auto run = load_run(checkpoint_in(run_dir, which), torch::kCPU);
   const auto out = (*vm)["out"].as<std::string>();
-  std::map<std::string, std::string> extra{{"config.ini", run.header.config}};
-  if (auto* lm = dynamic_cast<LanguageModelTask*>(run.task.get())) {
-    // Only the tokenizer: the task's other artifact (the carried TBPTT state) is training state.
-    extra["spm.model"] = lm->tokenizer().serialized();
-    export_language_model(out, lm->lm(), extra);
-  } else if (const auto* source = dynamic_cast<const WordVectorSource*>(run.task.get())) {
-    export_word_vectors(out, source->word_vectors(), extra);
-  } else {
-    auto& task = translation_task(run);
-    for (const auto& [name, bytes] : task.artifacts()) extra[name] = bytes;
-    if (task.rnn() != nullptr) {
-      export_seq2seq(out, *task.rnn(), extra);
-    } else {
-      export_transformer(out, *task.transformer(), extra);
-    }
-  }
   std::string names;
-  for (const auto& [name, bytes] : extra) names += name + ", ";
+  for (const auto& name : run.task->export_torchscript(out, run.header.config)) names += name + ", ";
   std::cout << "wrote " << out << " (methods: see README.txt inside; extra files " << names << "README.txt)"
             << std::endl;
   return 0;

@@ -19,8 +19,11 @@ int run_generate(const std::vector<std::string>& args) {
   desc.add_options()
       ("prompt", po::value<std::string>()->default_value(""),
        "text to continue; empty = begin a new text (the model starts after an end of line, as in training)")
-      ("max-tokens", po::value<int64_t>()->default_value(100),
-       "most SentencePiece pieces drawn per sample; a sample ends earlier when the model draws end-of-text (EOS)")
+      ("max-new-tokens", po::value<int64_t>()->default_value(100),
+       "most SentencePiece pieces drawn per sample, the prompt not counted (Hugging Face's name); a sample ends "
+       "earlier when the model draws end-of-text (EOS)")
+      ("max-tokens", po::value<int64_t>(),
+       "deprecated alias of --max-new-tokens (the config key max_tokens is a batch budget, another thing)")
       ("temperature", po::value<double>()->default_value(d.temperature, "1.0"),
        "T: draw from softmax(logits / T). T < 1 sharpens the distribution (safer, more repetitive), T > 1 "
        "flattens it (more varied, less coherent), 0 = always the most probable piece (no randomness)")
@@ -43,8 +46,16 @@ int run_generate(const std::vector<std::string>& args) {
   options.top_k = (*vm)["top-k"].as<int64_t>();
   options.top_p = (*vm)["top-p"].as<double>();
   validate(options);
-  const int64_t max_tokens = (*vm)["max-tokens"].as<int64_t>();
-  if (max_tokens < 0) throw UserError("--max-tokens: must be >= 0, got " + std::to_string(max_tokens));
+  std::string max_flag = "--max-new-tokens";
+  if (vm->count("max-tokens")) {
+    if (!(*vm)["max-new-tokens"].defaulted())
+      throw UserError("--max-tokens and --max-new-tokens: give only --max-new-tokens (--max-tokens is its old name)");
+    max_flag = "--max-tokens";
+    std::cerr << "nlpzoo generate: warning: --max-tokens is deprecated and will be removed; use --max-new-tokens"
+              << std::endl;
+  }
+  const int64_t max_tokens = (*vm)[max_flag.substr(2)].as<int64_t>();
+  if (max_tokens < 0) throw UserError(max_flag + ": must be >= 0, got " + std::to_string(max_tokens));
   const int64_t num_samples = (*vm)["num-samples"].as<int64_t>();
   if (num_samples < 1) throw UserError("--num-samples: must be at least 1, got " + std::to_string(num_samples));
   int64_t seed = 0;
@@ -59,7 +70,7 @@ int run_generate(const std::vector<std::string>& args) {
   }
 
   auto run = load_run_from_flags(*vm);
-  auto& task = language_model_task(run);
+  auto& task = text_generator(run);
   const Tokenizer& tokenizer = task.tokenizer();
   std::string prompt = (*vm)["prompt"].as<std::string>();
   while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.pop_back();
@@ -67,7 +78,7 @@ int run_generate(const std::vector<std::string>& args) {
   const std::string prompt_text = tokenizer.decode(prompt_ids);
   for (int64_t i = 0; i < num_samples; ++i) {
     auto ids = prompt_ids;
-    const auto drawn = sample_sequence(task.lm(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
+    const auto drawn = sample_sequence(task.language_model(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
     ids.insert(ids.end(), drawn.begin(), drawn.end());
     // Decoding prompt and continuation together gets the space between them right; the
     // prompt itself is printed as the user wrote it, not as SentencePiece normalised it.

@@ -33,12 +33,12 @@ int run_translate(const std::vector<std::string>& args) {
       throw UserError("--attention-png: folder " + dir.string() + " does not exist");
   }
   auto run = load_run_from_flags(*vm);
-  auto& task = translation_task(run);
+  auto& task = translation_model(run);
   if (const int64_t head = (*vm)["attention-head"].as<int64_t>(); head != -1) {
-    if (task.transformer() == nullptr) throw UserError("--attention-head: only for Transformer runs (arch=transformer)");
-    if (head < 0 || head >= task.transformer()->options().num_heads())
-      throw UserError("--attention-head: must be -1 or in [0, " + std::to_string(task.transformer()->options().num_heads()) + ")");
-    task.transformer()->set_attention_head(head);
+    const int64_t heads = task.attention_heads();
+    if (heads == 0) throw UserError("--attention-head: only for models with multi-head attention (arch=transformer)");
+    if (head < 0 || head >= heads) throw UserError("--attention-head: must be -1 or in [0, " + std::to_string(heads) + ")");
+    task.set_attention_head(head);
   }
   const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), task.max_positions(),
                               parse_device((*vm)["device"].as<std::string>()));

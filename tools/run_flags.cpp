@@ -52,24 +52,25 @@ LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& da
 
 namespace {
 
-// The run's task as T; `what` completes "which ..." in the error for a run of another task.
-template <class T>
-T& task_as(LoadedRun& run, const std::string& what) {
-  auto* task = dynamic_cast<T*>(run.task.get());
-  if (task == nullptr) throw UserError("this run trains task '" + run.header.task + "', which " + what);
-  return *task;
+// The capability, or the error naming the run's task; `what` completes "which ...".
+template <class Capability>
+Capability& require(Capability* capability, const LoadedRun& run, const std::string& what) {
+  if (capability == nullptr) throw UserError("this run trains task '" + run.header.task + "', which " + what);
+  return *capability;
 }
 
 }  // namespace
 
-TranslationTask& translation_task(LoadedRun& run) { return task_as<TranslationTask>(run, "does not translate"); }
-
-LanguageModelTask& language_model_task(LoadedRun& run) {
-  return task_as<LanguageModelTask>(run, "is not a language model (task language_model)");
+TranslationModel& translation_model(LoadedRun& run) {
+  return require(run.task->translation_model(), run, "does not translate");
 }
 
-ClassificationTask& classification_task(LoadedRun& run) {
-  return task_as<ClassificationTask>(run, "does not classify");
+TextGenerator& text_generator(LoadedRun& run) {
+  return require(run.task->text_generator(), run, "does not generate text (a language model does)");
+}
+
+SentenceClassifier& sentence_classifier(LoadedRun& run) {
+  return require(run.task->sentence_classifier(), run, "does not classify");
 }
 
 }  // namespace nlpzoo::cli

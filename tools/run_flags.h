@@ -5,10 +5,10 @@
 
 #include "infer/search.h"
 #include "tools/options.h"
-#include "train/tasks/language_model_task.h"
-#include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
-#include "train/tasks/translation_task.h"
+#include "train/tasks/sentence_classifier.h"
+#include "train/tasks/text_generator.h"
+#include "train/tasks/translation_model.h"
 
 namespace nlpzoo::cli {
 
@@ -24,12 +24,10 @@ void add_run_flags(po::options_description& desc);
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "",
                               const std::set<Split>& splits = {});
 
-/// The run's TranslationTask. Throws UserError if the run trained another task.
-TranslationTask& translation_task(LoadedRun& run);
-
-/// The run's LanguageModelTask. Throws UserError if the run trained another task.
-LanguageModelTask& language_model_task(LoadedRun& run);
-/// The run's ClassificationTask. Throws UserError if the run trained another task.
-ClassificationTask& classification_task(LoadedRun& run);
+/// The run's task as the capability a command needs (Task::translation_model, ...). Throw
+/// UserError("this run trains task '<task>', which does not translate" / ...) when it has not got it.
+TranslationModel& translation_model(LoadedRun& run);
+TextGenerator& text_generator(LoadedRun& run);
+SentenceClassifier& sentence_classifier(LoadedRun& run);
 
 }  // namespace nlpzoo::cli

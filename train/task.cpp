@@ -24,6 +24,10 @@ void throw_split_not_loaded(Split split) {
   throw UserError("the " + to_string(split) + " split was not loaded (no --data-dir?)");
 }
 
+std::vector<std::string> Task::export_torchscript(const std::string& path, const std::string& /*config_ini*/) {
+  throw UserError("cannot write " + path + ": this task has no TorchScript export (scripted twin)");
+}
+
 Batch Batch::to(const torch::Device& device) const {
   Batch out = *this;
   for (auto& [name, t] : out.tensors) t = t.to(device, /*non_blocking=*/true);

@@ -12,8 +12,17 @@
 #include <vector>
 
 #include "train/config.h"
+#include "train/metrics.h"
 
 namespace nlpzoo {
+
+struct SearchOptions;  // infer/search.h
+// The capabilities a task may offer the CLI (train/tasks/*.h): asked for through Task's
+// accessors, which return nullptr when the task does not offer one.
+class TranslationModel;
+class TextGenerator;
+class SentenceClassifier;
+class WordVectorSource;
 
 enum class Split { kTrain, kValid, kTest };
 std::string to_string(Split split);
@@ -61,6 +70,15 @@ struct TaskContext {
   std::string run_dir;      // the run folder ("" when rebuilding from a checkpoint alone)
   std::set<Split> splits;   // the splits to read from data_dir (none: build the model only)
   bool resume = false;      // continuing a run: reuse what it made (tokenizers) instead of remaking it
+};
+
+/// How Task::evaluate scores a split.
+struct EvaluationOptions {
+  torch::Device device = torch::kCPU;  // where the model is (load_run moved it there)
+  int64_t batch_size = 32;             // sentences decoded or classified together
+  bool decode = true;                  // false: the loss-based scores only (no decoding, no BLEU)
+  const SearchOptions* search = nullptr;  // how to decode (beam, length penalty); null = SearchOptions{}
+  std::string output_prefix;  // tasks that decode write their outputs to "<prefix>.<what>.txt"; "" = nowhere
 };
 
 class Task {
@@ -124,6 +142,29 @@ class Task {
   /// when a checkpoint rebuilds its model (load_run), and after setup when the Trainer resumes.
   virtual std::map<std::string, std::string> artifacts() const { return {}; }
   virtual void restore_artifacts(const std::map<std::string, std::string>& blobs) {}
+
+  // ---- What a trained run offers the CLI (ARCHITECTURE.md: capabilities, not casts). ----
+
+  /// Scores of `split` (read by setup) for the model as it is (load_run leaves it in eval mode
+  /// on options.device): "loss" and the count it is averaged over, then the task's own scores
+  /// (perplexity, BLEU, accuracy, ...). The default: "loss" (nats per Batch::num_tokens unit)
+  /// and "tokens". Throws UserError for a split the task has not got or did not read.
+  virtual Metrics evaluate(Split split, const EvaluationOptions& options);
+  /// The split `nlpzoo evaluate` scores when none is named: test, or valid for a task without
+  /// a test split.
+  virtual Split default_evaluation_split() const { return Split::kTest; }
+
+  /// Writes the model's scripted twin (ARCHITECTURE.md, "TorchScript export") to `path`
+  /// atomically, with `config_ini` as the extra file "config.ini" and the task's own files
+  /// (tokenizers, labels) beside it. Returns the names of the extra files stored. Throws
+  /// UserError if the task has no TorchScript export (the default) or `path` cannot be written.
+  virtual std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini);
+
+  /// The capabilities: this task as the interface a command needs, or nullptr if it has not got it.
+  virtual TranslationModel* translation_model() { return nullptr; }       // nlpzoo translate
+  virtual TextGenerator* text_generator() { return nullptr; }             // nlpzoo generate
+  virtual SentenceClassifier* sentence_classifier() { return nullptr; }   // nlpzoo classify
+  virtual const WordVectorSource* word_vector_source() const { return nullptr; }  // nlpzoo embed
 };
 
 }  // namespace nlpzoo

@@ -21,6 +21,7 @@
 #include "models/classifier/text_classifier.h"
 #include "train/task.h"
 #include "train/tasks/batch_plans.h"
+#include "train/tasks/sentence_classifier.h"
 
 namespace nlpzoo {
 
@@ -31,14 +32,7 @@ ConfigSchema classification_schema();
 /// Throws UserError naming the key for a bad value.
 ClassifierOptions classifier_options(const Config& config, int64_t num_classes);
 
-/// One sentence's prediction: probabilities over labels() (softmax of the logits) and the
-/// most probable class id.
-struct ClassPrediction {
-  std::vector<float> probabilities;
-  int64_t label_id = 0;
-};
-
-class ClassificationTask : public Task {
+class ClassificationTask : public Task, public SentenceClassifier {
  public:
   void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return model_; }
@@ -60,10 +54,18 @@ class ClassificationTask : public Task {
   /// without gradients; the model must already be on `device`. Throws UserError if
   /// batch_size < 1.
   std::vector<ClassPrediction> predict(const std::vector<std::string>& sentences, const torch::Device& device,
-                                       int64_t batch_size);
+                                       int64_t batch_size) override;
 
   /// Class names; class id i is labels()[i].
-  const std::vector<std::string>& labels() const { return labels_; }
+  const std::vector<std::string>& labels() const override { return labels_; }
+
+  /// "loss" (nats/sentence), "sentences", then the predictions' "accuracy" and "macro_f1"
+  /// (infer/classification_metrics.h); details: the per-label scores and the confusion matrix.
+  Metrics evaluate(Split split, const EvaluationOptions& options) override;
+  /// arch = avg_emb: the twin of infer/export_classifier.h with config.ini, "spm.model" and
+  /// "labels.txt". The RNN classifiers have none yet (UserError).
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
+  SentenceClassifier* sentence_classifier() override { return this; }
   /// Gold class ids of a split read by setup, in file order. Throws UserError if not loaded.
   const std::vector<int64_t>& gold(Split split) const;
   /// The raw split read by setup. Throws UserError if not loaded.

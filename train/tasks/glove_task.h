@@ -47,7 +47,7 @@
 #include "models/embeddings/glove.h"
 #include "train/task.h"
 #include "train/tasks/word_corpus.h"
-#include "train/tasks/word_vector_source.h"
+#include "train/tasks/word_vector_task.h"
 
 namespace nlpzoo {
 
@@ -59,8 +59,9 @@ bool held_out_pair(int32_t i, int32_t j, int64_t valid_every);
 /// train_file, valid_every, shuffle.
 ConfigSchema glove_schema();
 
-class GloveTask : public Task, public WordVectorSource {
+class GloveTask : public WordVectorTask {
  public:
+  GloveTask() : WordVectorTask("per entry", "entries") {}
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
   /// file when it is missing, empty, has no word seen min_count times, or leaves a split empty.
   void setup(Config& config, const TaskContext& context) override;

@@ -22,6 +22,7 @@
 #include "datasets/tokenizer.h"
 #include "models/rnn/language_model.h"
 #include "train/task.h"
+#include "train/tasks/text_generator.h"
 
 namespace nlpzoo {
 
@@ -31,7 +32,7 @@ ConfigSchema language_model_schema();
 /// Model options from a resolved config (vocab_size included). Throws UserError naming the key.
 LanguageModelOptions language_model_options(const Config& config);
 
-class LanguageModelTask : public Task {
+class LanguageModelTask : public Task, public TextGenerator {
  public:
   void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
@@ -48,8 +49,16 @@ class LanguageModelTask : public Task {
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
 
-  LanguageModelImpl& lm() { return *model_; }
-  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// "loss" (nats/token), "perplexity", "tokens" of the split's stream, read as training
+  /// reads it (the state carried from batch to batch, zeros at the start).
+  Metrics evaluate(Split split, const EvaluationOptions& options) override;
+  /// The twin of infer/export_lm.h with config.ini and "spm.model" (not the carried TBPTT
+  /// state: that is training state).
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
+  TextGenerator* text_generator() override { return this; }
+
+  LanguageModelImpl& language_model() override { return *model_; }
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
   /// The state the next batch of `split` starts from (h, c: [num_layers, B, hidden_size],
   /// detached); undefined before the first batch of the split.
   RecurrentState carried_state(Split split) const;

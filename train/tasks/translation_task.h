@@ -18,6 +18,7 @@
 #include "models/transformer/transformer.h"
 #include "train/task.h"
 #include "train/tasks/batch_plans.h"
+#include "train/tasks/translation_model.h"
 
 namespace nlpzoo {
 
@@ -29,7 +30,7 @@ ConfigSchema translation_schema();
 Seq2SeqOptions seq2seq_options(const Config& config);
 TransformerOptions transformer_options(const Config& config);
 
-class TranslationTask : public Task {
+class TranslationTask : public Task, public TranslationModel {
  public:
   void setup(Config& config, const TaskContext& context) override;
   std::shared_ptr<torch::nn::Module> model() override { return module_; }
@@ -46,14 +47,27 @@ class TranslationTask : public Task {
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
 
+  /// "loss" (nats/token), "perplexity", "target_tokens"; with options.decode also "bleu_greedy"
+  /// and, when options.search has beam_size > 1, "bleu_beam<k>" (sacreBLEU's corpus BLEU
+  /// against the split's references; the outputs go to "<prefix>.greedy.txt" and
+  /// "<prefix>.beam<k>.txt" when options.output_prefix is set).
+  Metrics evaluate(Split split, const EvaluationOptions& options) override;
+  /// The RNN's or the Transformer's twin (infer/export_seq2seq.h, infer/export_transformer.h)
+  /// with config.ini and the tokenizers ("spm.src.model", "spm.tgt.model").
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
+  TranslationModel* translation_model() override { return this; }
+
   /// The model as search sees it.
-  IncrementalDecoder& decoder() { return *decoder_; }
+  IncrementalDecoder& decoder() override { return *decoder_; }
   /// The model by architecture: exactly one is not null.
   Seq2SeqImpl* rnn() { return rnn_ ? rnn_.get() : nullptr; }
   TransformerSeq2SeqImpl* transformer() { return transformer_ ? transformer_.get() : nullptr; }
-  const Tokenizer& source_tokenizer() const { return *src_tok_; }
-  const Tokenizer& target_tokenizer() const { return *tgt_tok_; }
-  int64_t max_positions() const { return max_positions_; }
+  const Tokenizer& source_tokenizer() const override { return *src_tok_; }
+  const Tokenizer& target_tokenizer() const override { return *tgt_tok_; }
+  int64_t max_positions() const override { return max_positions_; }
+  /// The Transformer's num_heads; 0 for the RNN (one attention).
+  int64_t attention_heads() const override;
+  void set_attention_head(int64_t head) override;
   /// The raw sentences of a split (read by setup from context.splits). Throws UserError if the
   /// data was not loaded.
   const ParallelCorpus& raw_split(Split split) const;

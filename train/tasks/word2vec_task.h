@@ -71,7 +71,7 @@
 #include "models/embeddings/word2vec.h"
 #include "train/task.h"
 #include "train/tasks/word_corpus.h"
-#include "train/tasks/word_vector_source.h"
+#include "train/tasks/word_vector_task.h"
 
 namespace nlpzoo {
 
@@ -79,8 +79,9 @@ namespace nlpzoo {
 /// batch_size, inplace_sgd, train_file, valid_every, shuffle, sparse, ns_exponent, minn, maxn, bucket.
 ConfigSchema word2vec_schema();
 
-class Word2VecTask : public Task, public WordVectorSource {
+class Word2VecTask : public WordVectorTask {
  public:
+  Word2VecTask() : WordVectorTask("nats/word", "words") {}
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
   /// file when it is missing, has no word seen min_count times, or has no held-out line.
   void setup(Config& config, const TaskContext& context) override;

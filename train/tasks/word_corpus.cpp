@@ -10,7 +10,8 @@ namespace nlpzoo {
 
 WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& context, const std::string& restored_vocab) {
   if (context.splits.count(Split::kTest))
-    throw UserError(o.task + " has no test split: it holds out every valid_every-th line of train_file as valid");
+    throw UserError(o.task + " has no test split, only valid (held out by valid_every): evaluate --split valid, or "
+                    "score the vectors with nlpzoo embed eval --analogy FILE / --similarity FILE");
   const std::string path = context.data_dir + "/" + o.train_file;
   const std::string vocab_path = context.run_dir.empty() ? "" : context.run_dir + "/vocab.txt";
   const bool vocab_known = !restored_vocab.empty() || (context.resume && !vocab_path.empty() && fs::exists(vocab_path));

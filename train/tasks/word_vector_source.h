@@ -1,7 +1,7 @@
 #pragma once
 // The capability "this task's model holds word vectors" (word2vec, GloVe, fastText-style
-// tasks). `nlpzoo embed ... --run-dir RUN` works with the run of any task that offers it, so a
-// new word-vector task only has to derive from WordVectorSource as well as Task.
+// tasks). `nlpzoo embed ... --run-dir RUN` works with the run of any task that offers it
+// (Task::word_vector_source); word-vector tasks get it by deriving from WordVectorTask.
 #include <optional>
 #include <string>
 

@@ -1,0 +1,92 @@
+// TranslationTask's offers to the CLI: evaluate (loss, perplexity, BLEU of greedy and beam
+// search), the TorchScript twin, and the TranslationModel capability.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+
+#include "datasets/io.h"
+#include "infer/bleu.h"
+#include "infer/export_seq2seq.h"
+#include "infer/export_transformer.h"
+#include "infer/translator.h"
+#include "train/evaluation.h"
+#include "train/tasks/translation_task.h"
+
+namespace nlpzoo {
+
+namespace {
+
+// Corpus BLEU of `translator`'s output for the split's sources against its references, as
+// metric `name`; the output goes to `hyp_path` unless it is "". details: sacreBLEU's line,
+// its signature, the speed and where the output went, under `label`.
+Metrics bleu_metrics(const Translator& translator, const ParallelCorpus& corpus, const SearchOptions& search,
+                     int64_t batch_size, const std::string& name, const std::string& label, const std::string& hyp_path) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto results = translator.translate(corpus.src, search, batch_size);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<std::string> hyps;
+  std::string text;
+  for (const auto& r : results) {
+    hyps.push_back(r.hypotheses.empty() ? "" : translator.text(r.hypotheses.front()));
+    text += hyps.back() + "\n";
+  }
+  if (!hyp_path.empty()) atomic_write_text(hyp_path, text);
+  const BleuOptions options;
+  const auto bleu = corpus_bleu(hyps, {corpus.tgt}, options);
+  char speed[96];
+  std::snprintf(speed, sizeof speed, "%zu sentences in %.1f s (%.1f sent/s)", hyps.size(), seconds,
+                hyps.size() / std::max(seconds, 1e-9));
+  Metrics m;
+  m.add({name, bleu.score, Better::kHigher, 2, ""});
+  m.details = label + ": " + bleu.format() + "\n  " + bleu_signature(options, 1) + "\n  " + speed +
+              (hyp_path.empty() ? "" : "; output in " + hyp_path) + "\n";
+  return m;
+}
+
+}  // namespace
+
+Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options) {
+  auto m = loss_metrics(*this, split, options.device, "nats/token", "target_tokens", /*with_perplexity=*/true);
+  if (!options.decode) return m;
+  const SearchOptions search = options.search != nullptr ? *options.search : SearchOptions{};
+  const Translator translator(decoder(), source_tokenizer(), target_tokenizer(), max_positions(), options.device);
+  const auto& corpus = raw_split(split);
+  const auto path = [&](const std::string& what) {
+    return options.output_prefix.empty() ? std::string() : options.output_prefix + "." + what + ".txt";
+  };
+  SearchOptions greedy = search;
+  greedy.beam_size = 1;
+  m.add(bleu_metrics(translator, corpus, greedy, options.batch_size, "bleu_greedy", "BLEU greedy", path("greedy")));
+  if (search.beam_size > 1) {
+    const std::string k = std::to_string(search.beam_size);
+    m.add(bleu_metrics(translator, corpus, search, options.batch_size, "bleu_beam" + k, "BLEU beam " + k,
+                       path("beam" + k)));
+  }
+  return m;
+}
+
+std::vector<std::string> TranslationTask::export_torchscript(const std::string& path, const std::string& config_ini) {
+  auto extra = artifacts();
+  extra["config.ini"] = config_ini;
+  if (rnn() != nullptr)
+    export_seq2seq(path, *rnn(), extra);
+  else
+    export_transformer(path, *transformer(), extra);
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : extra) names.push_back(name);
+  return names;
+}
+
+int64_t TranslationTask::attention_heads() const {
+  return transformer_ ? transformer_->options().num_heads() : 0;
+}
+
+void TranslationTask::set_attention_head(int64_t head) {
+  if (head < -1 || head >= attention_heads())
+    throw std::out_of_range("attention head " + std::to_string(head) + " is outside [-1, " +
+                            std::to_string(attention_heads()) + ")");
+  if (transformer_) transformer_->set_attention_head(head);
+}
+
+}  // namespace nlpzoo
