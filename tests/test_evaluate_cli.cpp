@@ -219,8 +219,9 @@ TEST_F(RegressionEvaluateCli, EveryTaskEvaluatesExportsAndAnswersEachCommand) {
     const auto& count = metrics.at(recipe.count);
     EXPECT_GT(count.at("value").get<int64_t>(), 0);
     EXPECT_FALSE(count.contains("better"));
-    if (metrics.contains("perplexity"))
+    if (metrics.contains("perplexity")) {
       EXPECT_NEAR(metrics.at("perplexity").at("value").get<double>(), std::exp(loss), 1e-9 * std::exp(loss));
+    }
 
     // The human report: the same numbers on one line, then the task's details.
     auto human = run_cli("evaluate --run-dir " + run(task) + " --split valid --beam-size 2 --device cpu");
@@ -254,10 +255,11 @@ TEST_F(RegressionEvaluateCli, EveryTaskEvaluatesExportsAndAnswersEachCommand) {
     for (const auto& [serving, command] : commands) {
       const auto c = run_cli(command.first + " --run-dir " + run(task), "the one and the two\n");
       const bool serves = serving == task || (serving == "word2vec" && task == "glove");
-      if (serves)
+      if (serves) {
         EXPECT_EQ(c.status, 0) << command.first << ": " << c.err;
-      else
+      } else {
         expect_error(c, "this run trains task '" + task + "', " + command.second);
+      }
     }
   }
 }
