@@ -64,6 +64,7 @@ int run_evaluate(const std::vector<std::string>& args) {
   // The corpus folder is the run's unless given.
   const std::string data_dir = vm->count("data-dir") ? (*vm)["data-dir"].as<std::string>() : "";
   auto run = load_run_from_flags(*vm, data_dir, {split});
+  const auto autocast = inference_precision(*vm, run);
   const auto path = checkpoint_in((*vm)["run-dir"].as<std::string>(), (*vm)["checkpoint"].as<std::string>());
   const auto device = parse_device((*vm)["device"].as<std::string>());
   const auto loss = evaluate_loss(*run.task, split, device);

@@ -12,6 +12,7 @@
 
 #include "datasets/io.h"
 #include "train/checkpoint.h"
+#include "train/precision.h"
 #include "train/prefetcher.h"
 #include "train/progress.h"
 
@@ -41,6 +42,7 @@ ConfigSchema trainer_schema() {
       .add("device", "auto", "auto | cpu | cuda | cuda:N")
       .add("data_dir", "data/bible", "corpus folder (the task says which files it reads there)");
   s.merge(lr_schedule_schema());
+  s.merge(precision_schema());
   return s;
 }
 
@@ -198,7 +200,10 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
                                     " (a model's shape cannot change on --resume)";
 }
 
-double Trainer::validate() { return evaluate_loss(task_, Split::kValid, device_).loss; }
+double Trainer::validate() {
+  const AutocastGuard autocast(config_.get("precision"), device_);
+  return evaluate_loss(task_, Split::kValid, device_).loss;
+}
 
 bool Trainer::budget_reached(double run_elapsed_s) const {
   const auto& t = state_->training;
@@ -345,7 +350,10 @@ int Trainer::train(bool resume) {
         torch::NoGradGuard no_grad;
         out = task_.train_in_place(item->batch.to(device_), lr);
       } else {
-        out = task_.loss(item->batch.to(device_));
+        {  // the forward pass and loss in the run's precision; backward outside, as torch.autocast
+          const AutocastGuard autocast(config_.get("precision"), device_);
+          out = task_.loss(item->batch.to(device_));
+        }
         out.loss_sum.backward();
       }
       loss_sum += out.loss_sum.item<double>();
