@@ -53,6 +53,8 @@ fi
 [ "$FASTTEXT" = 0 ] || command -v fasttext >/dev/null || { echo "bench: fasttext not found (apt-get install fasttext, or --skip-fasttext)" >&2; exit 1; }
 mkdir -p "$OUT"
 export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+. bench/blas_core.sh
+blas_core_export "$NLPZOO" "$OUT/matmul.txt" --size 512 --repeat 4  # gensim's numpy: same OpenBLAS core
 cfg() { awk -F' *= *' -v k="$1" '$1 == k {print $2}' "$CONFIG" | tail -1; }
 MODEL=$(cfg model); OBJECTIVE=$(cfg objective)
 DIM=$(cfg dim); WINDOW=$(cfg window); NEGATIVE=$(cfg negative); MIN_COUNT=$(cfg min_count)
@@ -149,7 +151,7 @@ rows = [("words/s (epochs x corpus words / whole-process wall)", "wps", "{:10.0f
         ("WordSim-353 pairs out of vocabulary (%)", "oov", "{:10.2f}")]
 peers = [t for t in tools if t != "ours"]
 head = f"{'metric':54}" + "".join(f"{t:>10}" for t in tools) + "".join(f"{'ours/' + p:>15}" for p in peers)
-lines = [head]
+lines = [f"OpenBLAS core (all sides that use it): {os.environ.get('BLAS_CORE') or 'n/a'}", head]
 for name, key, f in rows:
     vals = [col[t].get(key, nan) for t in tools]
     cells = "".join((f.format(v) if v == v else f"{'n/a':>10}") for v in vals)

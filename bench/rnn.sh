@@ -39,7 +39,8 @@ export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=2
 now() { date +%s.%N; }
 
 echo "== matrix-multiply rate (the yardstick of model FLOP utilisation)"
-"$NLPZOO" bench matmul --size 2048 --repeat 10 | tee "$OUT/matmul.txt"
+. bench/blas_core.sh
+blas_core_export "$NLPZOO" "$OUT/matmul.txt" --size 2048 --repeat 10
 
 echo "== ours: train $MINUTES min"
 # No validation inside the budget (one at the end, outside it): the reference validates
@@ -144,7 +145,8 @@ rows = [
 ]
 def fmt(x):
     return f"{x:10.2f}" if x == x else f"{'n/a':>10}"
-lines = [f"{'metric':62} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
+lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}",
+         f"{'metric':62} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
 for name, a, b in rows:
     ratio = a / b if b and b == b and a == a else nan
     lines.append(f"{name:62} {fmt(a)} {fmt(b)} {fmt(ratio)[1:]}")

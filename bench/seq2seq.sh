@@ -44,7 +44,8 @@ now() { date +%s.%N; }
 rss_of() { awk '/Maximum resident set size/ {printf "%.0f", $NF / 1024}' "$1"; }
 
 echo "== matrix-multiply rate (the yardstick of model FLOP utilisation)"
-"$NLPZOO" bench matmul --size 2048 --repeat 10 | tee "$OUT/matmul.txt"
+. bench/blas_core.sh
+blas_core_export "$NLPZOO" "$OUT/matmul.txt" --size 2048 --repeat 10
 
 echo "== ours: train $MINUTES min"
 /usr/bin/time -v -o "$OUT/ours.train.time" "$NLPZOO" train --config "$CONFIG" \
@@ -84,7 +85,7 @@ decode beam5 --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --bat
 decode beam5_bs1 --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size 1
 
 /usr/bin/python3 - "$OUT" "$MODEL" <<'PY'
-import json, re, statistics, sys
+import json, os, re, statistics, sys
 out, model = sys.argv[1], sys.argv[2]
 def rss(path):
     for line in open(path):
@@ -133,7 +134,8 @@ if model == "transformer":
                     ref_tok * flops_per_token / 1e9))
     rows.insert(2, ("  as % of measured matmul rate", 100 * ours_tok * flops_per_token / mm,
                     100 * ref_tok * flops_per_token / mm))
-lines = [f"{'metric':54} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
+lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}",
+         f"{'metric':54} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
 for name, a, b in rows:
     ratio = a / b if b and b == b else float("nan")
     lines.append(f"{name:54} {a:10.2f} {b:10.2f} {ratio:9.2f}")

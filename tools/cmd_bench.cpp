@@ -1,30 +1,103 @@
 // nlpzoo bench matmul: the machine's dense matrix-multiply rate through LibTorch, the yardstick
-// bench/ divides training FLOP/s by (model FLOP utilisation).
+// bench/ divides training FLOP/s by (model FLOP utilisation). --compare measures it once per
+// OpenBLAS core (train/blas_core.h) in a child process each, as OpenBLAS reads
+// OPENBLAS_CORETYPE only when it loads.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <regex>
 
 #include "datasets/io.h"
 #include "tools/command.h"
 #include "tools/options.h"
+#include "train/blas_core.h"
 #include "train/trainer.h"
+
+extern char** environ;
 
 namespace nlpzoo::cli {
 namespace {
+
+// Runs this executable with `args`, OPENBLAS_CORETYPE set to `core` (unset if empty) and
+// NLPZOO_BLAS_CORE=keep; returns its standard output. Throws UserError if it fails.
+std::string run_with_core(const std::vector<std::string>& args, const std::string& core) {
+  std::vector<std::string> env = {"NLPZOO_BLAS_CORE=keep"};
+  if (!core.empty()) env.push_back("OPENBLAS_CORETYPE=" + core);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string var = *e;
+    if (var.rfind("OPENBLAS_CORETYPE=", 0) != 0 && var.rfind("NLPZOO_BLAS_CORE=", 0) != 0) env.push_back(var);
+  }
+  std::vector<std::string> argv = {"nlpzoo"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto pointers = [](std::vector<std::string>& v) {
+    std::vector<char*> p;
+    for (auto& s : v) p.push_back(s.data());
+    p.push_back(nullptr);
+    return p;
+  };
+  auto argv_p = pointers(argv), env_p = pointers(env);
+  int fd[2];
+  if (pipe(fd) != 0) throw UserError("bench matmul --compare: cannot create a pipe");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fd[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fd[0]);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv_p.data(), env_p.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fd[1]);
+  std::string out;
+  char buffer[4096];
+  for (ssize_t n; spawned == 0 && (n = read(fd[0], buffer, sizeof buffer)) > 0;) out.append(buffer, n);
+  close(fd[0]);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw UserError("bench matmul --compare: the run with OPENBLAS_CORETYPE=" + core + " failed");
+  return out;
+}
+
+// One child per candidate core; prints a table of the core OpenBLAS used and its rate.
+int compare_cores(int64_t n, int64_t repeat) {
+  const std::vector<std::string> args = {"bench", "matmul", "--size", std::to_string(n), "--repeat",
+                                         std::to_string(repeat)};
+  std::cout << "matmul " << n << "x" << n << " float32 on cpu, one process per OpenBLAS core ("
+            << cpu_features().to_string() << "):\n"
+            << std::left << std::setw(26) << "OPENBLAS_CORETYPE" << std::setw(16) << "core used" << "GFLOP/s\n";
+  std::vector<std::string> cores = {""};
+  for (const auto& c : blas_core_candidates(cpu_features())) cores.push_back(c);
+  for (const auto& core : cores) {
+    const std::string out = run_with_core(args, core);
+    std::smatch used, rate;
+    std::regex_search(out, used, std::regex(", core (\\w+) "));
+    std::regex_search(out, rate, std::regex("([0-9.]+) GFLOP/s"));
+    std::cout << std::setw(26) << (core.empty() ? "(unset: OpenBLAS's choice)" : core) << std::setw(16)
+              << (used.empty() ? "?" : used[1].str()) << (rate.empty() ? "?" : rate[1].str()) << std::endl;
+  }
+  return 0;
+}
 
 int run_bench_matmul(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   desc.add_options()
       ("size", po::value<int64_t>()->default_value(2048), "n: multiplies two n x n float32 matrices")
       ("repeat", po::value<int64_t>()->default_value(10), "timed products (after one warm-up product)")
-      ("device", po::value<std::string>()->default_value("cpu"), "cpu | cuda | cuda:N");
-  auto vm = parse_args(args, desc, "bench matmul [--size N] [--repeat R] [--device D]");
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu | cuda | cuda:N")
+      ("compare", po::bool_switch(), "on cpu: measure once per OpenBLAS core this CPU runs (child processes)");
+  auto vm = parse_args(args, desc, "bench matmul [--size N] [--repeat R] [--device D] [--compare]");
   if (!vm) return 0;
   const int64_t n = (*vm)["size"].as<int64_t>(), repeat = (*vm)["repeat"].as<int64_t>();
   if (n < 1 || repeat < 1) throw UserError("--size and --repeat must be positive");
   const auto device = parse_device((*vm)["device"].as<std::string>());
+  if ((*vm)["compare"].as<bool>()) {
+    if (!device.is_cpu()) throw UserError("--compare compares OpenBLAS cores: it needs --device cpu");
+    return compare_cores(n, repeat);
+  }
+  if (device.is_cpu()) std::cout << "BLAS: " << blas_description() << std::endl;
   torch::NoGradGuard no_grad;
   auto a = torch::randn({n, n}, torch::TensorOptions().device(device));
   auto b = torch::randn({n, n}, torch::TensorOptions().device(device));

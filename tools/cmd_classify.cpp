@@ -26,6 +26,7 @@ int run_classify(const std::vector<std::string>& args) {
   const int64_t batch_size = (*vm)["batch-size"].as<int64_t>();
   if (batch_size < 1) throw UserError("--batch-size: must be at least 1");
   auto run = load_run_from_flags(*vm);
+  const auto autocast = inference_precision(*vm, run);
   auto& task = sentence_classifier(run);
   const auto lines = read_stdin_lines();
   std::vector<std::string> sentences;

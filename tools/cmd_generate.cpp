@@ -70,6 +70,7 @@ int run_generate(const std::vector<std::string>& args) {
   }
 
   auto run = load_run_from_flags(*vm);
+  const auto autocast = inference_precision(*vm, run);
   auto& task = text_generator(run);
   const Tokenizer& tokenizer = task.tokenizer();
   std::string prompt = (*vm)["prompt"].as<std::string>();

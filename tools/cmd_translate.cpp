@@ -33,6 +33,7 @@ int run_translate(const std::vector<std::string>& args) {
       throw UserError("--attention-png: folder " + dir.string() + " does not exist");
   }
   auto run = load_run_from_flags(*vm);
+  const auto autocast = inference_precision(*vm, run);
   auto& task = translation_model(run);
   if (const int64_t head = (*vm)["attention-head"].as<int64_t>(); head != -1) {
     const int64_t heads = task.attention_heads();

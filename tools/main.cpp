@@ -10,6 +10,7 @@
 
 #include "datasets/io.h"
 #include "tools/command.h"
+#include "train/blas_core.h"
 
 namespace nlpzoo::cli {
 
@@ -22,10 +23,26 @@ std::vector<Command>& registry() {
 // libgomp reads OMP_WAIT_POLICY once, when it is loaded, i.e. before main runs. With it
 // unset, OpenMP workers spin while OpenBLAS's threads run the matrix products and each
 // side slows the other (2.5-2.8x on 2 cores), so we set it and re-execute ourselves once.
-void ensure_passive_openmp(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-  execv("/proc/self/exe", argv);  // only returns on failure: carry on with spinning workers
+// OpenBLAS likewise reads OPENBLAS_CORETYPE when it is loaded: a better core for this CPU
+// (train/blas_core.h) is set in the same re-execution. Returns false after printing an error.
+bool prepare_environment(char** argv) {
+  bool reexecute = false;
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    reexecute = true;
+  }
+  try {
+    // In the re-executed process the variable is set, so the choice is checked instead.
+    if (nlpzoo::choose_blas_core())
+      reexecute = true;
+    else
+      reexecute |= nlpzoo::confirm_blas_core();
+  } catch (const nlpzoo::UserError& e) {
+    std::cerr << "nlpzoo: error: " << e.what() << "\n";
+    return false;
+  }
+  if (reexecute) execv("/proc/self/exe", argv);  // only returns on failure: carry on as we are
+  return true;
 }
 
 // Intra-op threads: NLPZOO_THREADS, else every core. OpenBLAS gets the same count
@@ -45,7 +62,8 @@ void print_usage() {
     std::string pad(name.size() < 18 ? 18 - name.size() : 1, ' ');
     std::cout << "  " << name << pad << summary << "\n";
   }
-  std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores).\n";
+  std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores), NLPZOO_BLAS_CORE\n"
+               "(auto: OpenBLAS kernels for this CPU unless OPENBLAS_CORETYPE is set | keep | a core name).\n";
 }
 }  // namespace
 
@@ -59,7 +77,7 @@ const std::vector<Command>& commands() { return registry(); }
 
 int main(int argc, char** argv) {
   using namespace nlpzoo::cli;
-  ensure_passive_openmp(argv);
+  if (!prepare_environment(argv)) return 1;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage();

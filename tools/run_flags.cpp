@@ -42,12 +42,18 @@ void add_run_flags(po::options_description& desc) {
   desc.add_options()
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
-      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N");
+      ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N")
+      ("precision", po::value<std::string>(), "fp32 | bf16 (default: the run's precision key)");
 }
 
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir, const std::set<Split>& splits) {
   const auto path = checkpoint_in(vm["run-dir"].as<std::string>(), vm["checkpoint"].as<std::string>());
   return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir, splits);
+}
+
+AutocastGuard inference_precision(const po::variables_map& vm, const LoadedRun& run) {
+  const std::string precision = vm.count("precision") ? vm["precision"].as<std::string>() : run.config.get("precision");
+  return AutocastGuard(precision, parse_device(vm["device"].as<std::string>()));
 }
 
 namespace {

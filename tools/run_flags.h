@@ -5,6 +5,7 @@
 
 #include "infer/search.h"
 #include "tools/options.h"
+#include "train/precision.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/sentence_classifier.h"
 #include "train/tasks/text_generator.h"
@@ -18,11 +19,14 @@ void add_search_flags(po::options_description& desc, bool with_n_best);
 /// SearchOptions from those flags. Throws UserError naming a flag with a bad value.
 SearchOptions search_options(const po::variables_map& vm);
 
-/// --run-dir (required), --checkpoint best|last, --device.
+/// --run-dir (required), --checkpoint best|last, --device, --precision.
 void add_run_flags(po::options_description& desc);
 /// Loads the chosen checkpoint of --run-dir on --device (reading `splits` of `data_dir`).
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "",
                               const std::set<Split>& splits = {});
+/// The autocast region an inference command runs in: --precision, else the run's
+/// `precision`. Throws UserError as parse_precision.
+AutocastGuard inference_precision(const po::variables_map& vm, const LoadedRun& run);
 
 /// The run's task as the capability a command needs (Task::translation_model, ...). Throw
 /// UserError("this run trains task '<task>', which does not translate" / ...) when it has not got it.

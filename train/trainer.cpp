@@ -13,6 +13,7 @@
 
 #include "datasets/io.h"
 #include "train/checkpoint.h"
+#include "train/precision.h"
 #include "train/prefetcher.h"
 #include "train/train_log.h"
 
@@ -42,6 +43,7 @@ ConfigSchema trainer_schema() {
       .add("device", "auto", "auto | cpu | cuda | cuda:N")
       .add("data_dir", "data/bible", "corpus folder (the task says which files it reads there)");
   s.merge(lr_schedule_schema());
+  s.merge(precision_schema());
   return s;
 }
 
@@ -361,7 +363,10 @@ Trainer::StepOutput Trainer::accumulate(double lr) {
       torch::NoGradGuard no_grad;
       loss = task_.train_in_place(item->batch.to(device_), lr);
     } else {
-      loss = task_.loss(item->batch.to(device_));
+      {  // the forward pass and loss in the run's precision; backward outside, as torch.autocast
+        const AutocastGuard autocast(config_.get("precision"), device_);
+        loss = task_.loss(item->batch.to(device_));
+      }
       loss.loss_sum.backward();
     }
     const auto sum = loss.loss_sum.detach().to(torch::kDouble);
@@ -401,6 +406,7 @@ void Trainer::validate() {
     // Task promises make_batch runs on one thread at a time: the training prefetcher waits.
     std::optional<Prefetcher<TrainBatches::Item>::Pause> pause;
     if (s.batches) pause.emplace(s.batches->prefetcher());
+    const AutocastGuard autocast(config_.get("precision"), device_);
     valid = evaluate_loss(task_, Split::kValid, device_);
   }
   schedule_->on_validation(valid.loss);

@@ -1,0 +1,13 @@
+# Sourced by the benches. blas_core_export NLPZOO OUTFILE [bench matmul flags]: measures the
+# matrix-multiply rate with `nlpzoo bench matmul` (its output also in OUTFILE) and exports the
+# OpenBLAS core it multiplied with as OPENBLAS_CORETYPE, so that the Python references (numpy
+# and torch load the same OpenBLAS) run the same kernels and the ratios stay fair. Sets
+# BLAS_CORE (empty when the BLAS is not OpenBLAS); the tables print it.
+blas_core_export() {
+  local nlpzoo=$1 out=$2
+  shift 2
+  "$nlpzoo" bench matmul "$@" | tee "$out"
+  BLAS_CORE=$(sed -n 's/^BLAS: .*, core \([A-Za-z0-9_]*\) .*/\1/p' "$out")
+  if [ -n "$BLAS_CORE" ]; then export OPENBLAS_CORETYPE=$BLAS_CORE; fi
+  export BLAS_CORE
+}

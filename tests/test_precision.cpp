@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "datasets/batching.h"
+#include "datasets/io.h"
+#include "models/transformer/transformer.h"
+#include "test_util.h"
+#include "train/losses.h"
+#include "train/precision.h"
+#include "train/trainer.h"
+
+using namespace nlpzoo;
+
+namespace {
+
+// bf16 autocast needs a CPU with bf16 arithmetic; elsewhere parse_precision refuses it.
+#define SKIP_WITHOUT_BF16()                                                                   \
+  if (!cpu_features().bf16()) GTEST_SKIP() << "this CPU has no bf16 arithmetic (" << cpu_features().to_string() << ")"
+
+// Copies sequences of 2-6 tokens with a one-layer Transformer, no dropout: fp32 and bf16 runs
+// from the same seed see the same initial weights and batches.
+class TransformerCopyTask : public Task {
+ public:
+  void setup(Config&, const TaskContext&) override {
+    model_ = TransformerSeq2Seq(TransformerOptions().src_vocab_size(16).tgt_vocab_size(16).d_model(32).num_heads(2)
+                                    .num_encoder_layers(1).num_decoder_layers(1).ffn_dim(64).dropout(0.0));
+    std::mt19937 rng(7);
+    for (int i = 0; i < 64; ++i) {
+      std::vector<int64_t> s;
+      for (int j = 0, n = 2 + rng() % 5; j < n; ++j) s.push_back(4 + rng() % 12);
+      data_.push_back(s);
+    }
+  }
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  int64_t num_batches(Split split, int64_t epoch) override {
+    std::vector<int64_t> lengths;
+    for (auto& d : data_) lengths.push_back(d.size() + 1);
+    plan_ = make_token_batches(lengths, 64, 0, split == Split::kTrain, 99 + epoch);
+    return plan_.size();
+  }
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override {
+    num_batches(split, epoch);
+    std::vector<std::vector<int64_t>> src, in, out;
+    int64_t tokens = 0;
+    for (int64_t i : plan_.at(index)) {
+      src.push_back(append_eos(data_[i], 64));
+      std::vector<int64_t> x{2};
+      x.insert(x.end(), data_[i].begin(), data_[i].end());
+      in.push_back(x);
+      out.push_back(append_eos(data_[i], 64));
+      tokens += out.back().size();
+    }
+    Batch b;
+    b.tensors = {{"src", pad_sequences(src, 0)}, {"in", pad_sequences(in, 0)}, {"out", pad_sequences(out, 0)}};
+    b.num_tokens = tokens;
+    b.num_examples = src.size();
+    return b;
+  }
+  LossOutput loss(const Batch& b) override {
+    auto logits = model_->forward(b.tensors.at("src"), b.tensors.at("in"));
+    return {sequence_cross_entropy(logits, b.tensors.at("out"), 0, 0.1), b.num_tokens};
+  }
+
+ private:
+  TransformerSeq2Seq model_{nullptr};
+  std::vector<std::vector<int64_t>> data_;
+  std::vector<std::vector<int64_t>> plan_;
+};
+
+struct CopyRun {
+  std::vector<double> losses;  // per update
+  double valid = NAN;          // after the last update
+  bool float_weights = true;   // every parameter and gradient float32 at the end
+};
+
+CopyRun train_copy(const std::string& precision, int64_t steps) {
+  const auto dir = test::fresh_temp_dir("precision_" + precision);
+  Config config = Config::resolve(trainer_schema(), "",
+                                  {"--max_steps", std::to_string(steps), "--valid_interval", std::to_string(steps),
+                                   "--log_interval", "1", "--device", "cpu", "--lr", "0.003", "--precision", precision});
+  torch::manual_seed(1234);
+  TransformerCopyTask task;
+  task.setup(config, {});
+  EXPECT_EQ(Trainer(task, config, "translation", dir.string()).train(false), 0);
+  CopyRun run;
+  for (const auto& p : task.model()->parameters())
+    run.float_weights &= p.scalar_type() == torch::kFloat && p.grad().scalar_type() == torch::kFloat;
+  std::ifstream in(dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto m = nlohmann::json::parse(line);
+    if (m.contains("loss")) run.losses.push_back(m["loss"].get<double>());
+    if (m.contains("valid_loss")) run.valid = m["valid_loss"].get<double>();
+  }
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+}  // namespace
+
+TEST(Precision, ParsesAndRefusesBf16WithoutHardwareSupport) {
+  EXPECT_EQ(parse_precision("fp32", torch::kCPU, CpuFeatures{}), Precision::kFp32);
+  const std::string err = test::user_error_of([] { parse_precision("bf16", torch::kCPU, CpuFeatures{}); });
+  EXPECT_NE(err.find("precision bf16"), std::string::npos) << err;
+  EXPECT_NE(err.find("AVX512_BF16"), std::string::npos) << err;
+  CpuFeatures amx;
+  amx.amx_bf16 = true;
+  EXPECT_EQ(parse_precision("bf16", torch::kCPU, amx), Precision::kBf16);
+  EXPECT_NE(test::user_error_of([] { parse_precision("fp16", torch::kCPU); }).find("expected fp32 or bf16"),
+            std::string::npos);
+  // The trainer's config knows the key, fp32 by default, and only the two values.
+  EXPECT_EQ(Config::resolve(trainer_schema(), "", {}).get("precision"), "fp32");
+  EXPECT_NE(test::user_error_of([] { Config::resolve(trainer_schema(), "", {"--precision", "fp8"}); }),
+            "(no UserError thrown)");
+}
+
+TEST(Precision, AutocastGuardMakesBf16ProductsInsideOnly) {
+  SKIP_WITHOUT_BF16();
+  torch::manual_seed(0);
+  auto a = torch::randn({8, 16}), b = torch::randn({16, 4});
+  torch::nn::Linear linear(16, 4);
+  const auto exact = torch::mm(a, b);
+  EXPECT_EQ(exact.scalar_type(), torch::kFloat);
+  {
+    const AutocastGuard autocast(Precision::kBf16, torch::kCPU);
+    const auto c = torch::mm(a, b);
+    EXPECT_EQ(c.scalar_type(), torch::kBFloat16);
+    EXPECT_EQ(linear(a).scalar_type(), torch::kBFloat16);
+    // bf16 rounding of the inputs (8-bit mantissa), not garbage.
+    EXPECT_TRUE(torch::allclose(c.to(torch::kFloat), exact, /*rtol=*/0.05, /*atol=*/0.1));
+    EXPECT_FALSE(torch::equal(c.to(torch::kFloat), exact));
+    {
+      const AutocastGuard nested(Precision::kFp32, torch::kCPU);  // fp32 changes nothing
+      EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kBFloat16);
+    }
+    EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kBFloat16);
+    // The loss stays float32: cross-entropy is one of the ops autocast runs in float32.
+    const auto loss = sequence_cross_entropy(linear(a).unsqueeze(0), torch::zeros({1, 8}, torch::kLong), -1, 0.1);
+    EXPECT_EQ(loss.scalar_type(), torch::kFloat);
+  }
+  EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kFloat);
+  EXPECT_EQ(linear(a).scalar_type(), torch::kFloat);
+  {
+    const AutocastGuard fp32(Precision::kFp32, torch::kCPU);
+    EXPECT_EQ(torch::mm(a, b).scalar_type(), torch::kFloat);
+  }
+}
+
+TEST(Precision, Bf16TrainingFollowsFp32) {
+  SKIP_WITHOUT_BF16();
+  torch::set_num_threads(1);
+  const CopyRun fp32 = train_copy("fp32", 30), bf16 = train_copy("bf16", 30);
+  ASSERT_EQ(fp32.losses.size(), 30u);
+  ASSERT_EQ(bf16.losses.size(), 30u);
+  EXPECT_NE(fp32.losses, bf16.losses);  // the forward pass really ran in bf16
+  EXPECT_NEAR(bf16.losses.front(), fp32.losses.front(), 0.02 * fp32.losses.front());
+  for (size_t i = 0; i < fp32.losses.size(); ++i)
+    EXPECT_NEAR(bf16.losses[i], fp32.losses[i], 0.05 * fp32.losses[i]) << "update " << i + 1;
+  EXPECT_LT(fp32.losses.back(), 0.8 * fp32.losses.front());  // it learns, so the comparison means something
+  EXPECT_NEAR(bf16.valid, fp32.valid, 0.05 * fp32.valid);
+  EXPECT_TRUE(bf16.float_weights);  // master weights and gradients stay float32
+}

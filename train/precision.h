@@ -1,0 +1,47 @@
+#pragma once
+// Floating-point precision of the forward pass: the `precision` config key and the autocast
+// region that applies it. bf16 follows PyTorch's automatic mixed precision (Micikevicius et al.
+// 2018; torch.autocast): inside the region matrix products and convolutions run in bfloat16,
+// while parameters ("master weights"), gradients, optimizer state and the ops autocast keeps
+// in float32 (cross-entropy among them, so the loss) stay float32. bf16 keeps float32's
+// exponent range, so no loss scaling is needed (fp16 would need a gradient scaler).
+#include <torch/torch.h>
+
+#include <string>
+
+#include "train/config.h"
+#include "train/cpu_features.h"
+
+namespace nlpzoo {
+
+enum class Precision { kFp32, kBf16 };
+
+/// The `precision` key: fp32 | bf16 (training, validation and the CLI's inference commands).
+ConfigSchema precision_schema();
+
+/// Parses fp32 | bf16 for a run on `device`. Throws UserError for another name, and for bf16
+/// on a CPU without bf16 arithmetic (AVX512_BF16 or AMX-BF16 in `cpu`): there oneDNN would
+/// emulate it, slower than fp32.
+Precision parse_precision(const std::string& name, const torch::Device& device,
+                          const CpuFeatures& cpu = cpu_features());
+
+/// An autocast region on this thread (autocast state is thread-local): bf16 turns on CPU or
+/// CUDA autocast with dtype bfloat16 for the guard's lifetime; fp32 changes nothing. The
+/// previous state is restored on exit, and the cache of bf16 weight copies is cleared when the
+/// outermost region ends (the optimizer changes the weights between steps).
+class AutocastGuard {
+ public:
+  AutocastGuard(Precision precision, const torch::Device& device);
+  /// Parses `precision` as parse_precision (same errors).
+  AutocastGuard(const std::string& precision, const torch::Device& device)
+      : AutocastGuard(parse_precision(precision, device), device) {}
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  bool active_ = false, cuda_ = false, was_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kBFloat16;
+};
+
+}  // namespace nlpzoo
