@@ -2,7 +2,7 @@
 #include <torch/torch.h>
 
 #include "datasets/io.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 #include "train/blas_core.h"
 
 using namespace nlpzoo;

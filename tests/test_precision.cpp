@@ -9,7 +9,7 @@
 #include "datasets/batching.h"
 #include "datasets/io.h"
 #include "models/transformer/transformer.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 #include "train/losses.h"
 #include "train/precision.h"
 #include "train/trainer.h"
@@ -45,21 +45,7 @@ class TransformerCopyTask : public Task {
   }
   Batch make_batch(Split split, int64_t epoch, int64_t index) override {
     num_batches(split, epoch);
-    std::vector<std::vector<int64_t>> src, in, out;
-    int64_t tokens = 0;
-    for (int64_t i : plan_.at(index)) {
-      src.push_back(append_eos(data_[i], 64));
-      std::vector<int64_t> x{2};
-      x.insert(x.end(), data_[i].begin(), data_[i].end());
-      in.push_back(x);
-      out.push_back(append_eos(data_[i], 64));
-      tokens += out.back().size();
-    }
-    Batch b;
-    b.tensors = {{"src", pad_sequences(src, 0)}, {"in", pad_sequences(in, 0)}, {"out", pad_sequences(out, 0)}};
-    b.num_tokens = tokens;
-    b.num_examples = src.size();
-    return b;
+    return test::copy_task_batch(data_, plan_.at(index));
   }
   LossOutput loss(const Batch& b) override {
     auto logits = model_->forward(b.tensors.at("src"), b.tensors.at("in"));

@@ -11,6 +11,7 @@
 #include <vector>
 #include <sstream>
 
+#include "datasets/batching.h"
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 
@@ -176,6 +177,24 @@ void expect_python_report(const std::string& output, const std::map<std::string,
   }
   EXPECT_TRUE(done) << output;
   EXPECT_EQ(checked, values.size() + texts.size()) << output;
+}
+
+Batch copy_task_batch(const std::vector<std::vector<int64_t>>& data, const std::vector<int64_t>& rows) {
+  std::vector<std::vector<int64_t>> src, in, out;
+  int64_t tokens = 0;
+  for (int64_t i : rows) {
+    src.push_back(append_eos(data[i], 64));
+    std::vector<int64_t> x{2};
+    x.insert(x.end(), data[i].begin(), data[i].end());
+    in.push_back(x);
+    out.push_back(append_eos(data[i], 64));
+    tokens += out.back().size();
+  }
+  Batch b;
+  b.tensors = {{"src", pad_sequences(src, 0)}, {"in", pad_sequences(in, 0)}, {"out", pad_sequences(out, 0)}};
+  b.num_tokens = tokens;
+  b.num_examples = src.size();
+  return b;
 }
 
 }  // namespace nlpzoo::test

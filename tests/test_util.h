@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/incremental_decoder.h"
+#include "train/task.h"
 
 /// At the top of a test that runs Python with `module` (a string, e.g. "torch") from Debian's
 /// `package`: skips the test when /usr/bin/python3 cannot import it, or fails it under CI
@@ -69,6 +70,10 @@ void write_numbers_corpus(const std::filesystem::path& dir);
 /// [B, S] int64 source batch: random lengths (row 0 full, row 1 only EOS), real tokens in
 /// [1, vocab_size) (PAD is never a real token), EOS at each row's end, PAD after it.
 torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size);
+
+/// A copy-task batch of the sequences data[rows[i]]: "src" and "out" each sequence then EOS,
+/// "in" BOS (2) then the sequence, all [B, T] int64 padded with 0; num_tokens counts "out".
+Batch copy_task_batch(const std::vector<std::vector<int64_t>>& data, const std::vector<int64_t>& rows);
 
 /// max |a - b| in float; a gtest failure (and 1e9) if shapes or dtypes differ; 0 when empty.
 float max_diff(const torch::Tensor& a, const torch::Tensor& b);

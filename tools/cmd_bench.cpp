@@ -67,7 +67,7 @@ int compare_cores(int64_t n, int64_t repeat) {
                                          std::to_string(repeat)};
   std::cout << "matmul " << n << "x" << n << " float32 on cpu, one process per OpenBLAS core ("
             << cpu_features().to_string() << "):\n"
-            << std::left << std::setw(26) << "OPENBLAS_CORETYPE" << std::setw(16) << "core used" << "GFLOP/s\n";
+            << std::left << std::setw(28) << "OPENBLAS_CORETYPE" << std::setw(16) << "core used" << "GFLOP/s\n";
   std::vector<std::string> cores = {""};
   for (const auto& c : blas_core_candidates(cpu_features())) cores.push_back(c);
   for (const auto& core : cores) {
@@ -75,7 +75,7 @@ int compare_cores(int64_t n, int64_t repeat) {
     std::smatch used, rate;
     std::regex_search(out, used, std::regex(", core (\\w+) "));
     std::regex_search(out, rate, std::regex("([0-9.]+) GFLOP/s"));
-    std::cout << std::setw(26) << (core.empty() ? "(unset: OpenBLAS's choice)" : core) << std::setw(16)
+    std::cout << std::setw(28) << (core.empty() ? "(unset: OpenBLAS's choice)" : core) << std::setw(16)
               << (used.empty() ? "?" : used[1].str()) << (rate.empty() ? "?" : rate[1].str()) << std::endl;
   }
   return 0;
