@@ -76,7 +76,8 @@ class BareTask : public Task {
 TEST(TaskDefaults, EvaluateIsTheLossPerTokenAndNoCapabilityIsOffered) {
   BareTask task;
   const auto m = task.evaluate(Split::kValid, EvaluationOptions{});
-  EXPECT_EQ(m.line(), "loss 2.0000 nats/token | tokens 8");
+  // The default profile: loss per token, a perplexity, the token count.
+  EXPECT_EQ(m.line(), "loss 2.0000 nats/token | perplexity 7.39 | tokens 8");
   EXPECT_EQ(task.default_evaluation_split(), Split::kTest);
   EXPECT_NE(test::user_error_of([&] { task.export_torchscript("/tmp/x.pt", ""); }).find("has no TorchScript export"),
             std::string::npos);

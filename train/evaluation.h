@@ -10,11 +10,11 @@
 namespace nlpzoo {
 
 /// The per-unit loss of `split` (evaluate_loss: the summed loss over the batches' num_tokens,
-/// model in eval mode, no gradients) as metrics: "loss" (lower is better, printed with
-/// `loss_unit`, e.g. "nats/token"), "perplexity" = exp(loss) when `with_perplexity` (for a
-/// per-token cross-entropy only), and the count `count_name` (e.g. "target_tokens").
+/// model in eval mode, no gradients) as metrics, in the units the task declares
+/// (Task::training_profile): "loss" (lower is better, printed with its loss_unit, e.g.
+/// "nats/token"), "perplexity" = exp(loss) where the profile says it is one, and the count of
+/// units, named `count_name` or else the profile's unit (e.g. "words").
 /// Throws UserError if the split is empty or was not read.
-Metrics loss_metrics(Task& task, Split split, const torch::Device& device, const std::string& loss_unit,
-                     const std::string& count_name, bool with_perplexity);
+Metrics loss_metrics(Task& task, Split split, const torch::Device& device, const std::string& count_name = "");
 
 }  // namespace nlpzoo

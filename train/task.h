@@ -129,6 +129,7 @@ class Task {
   struct TrainingProfile {
     std::string unit = "tokens";  // what num_tokens counts: tokens, words, sentences, entries
     bool perplexity = true;       // exp(loss per unit) is a perplexity (language-model-like losses)
+    std::string loss_unit = "nats/token";  // how evaluate prints the loss per unit
     int64_t d_model = 0;          // the model width the noam schedule scales by (0: none)
     // The optimizers the task's updates work with (empty: any), with momentum = weight_decay = 0,
     // and why (naming the task's key), for the error the Trainer gives otherwise.

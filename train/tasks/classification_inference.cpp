@@ -10,8 +10,7 @@
 namespace nlpzoo {
 
 Metrics ClassificationTask::evaluate(Split split, const EvaluationOptions& options) {
-  // The loss is summed per sentence: perplexity is a sequence model's measure, not a classifier's.
-  auto m = loss_metrics(*this, split, options.device, "nats/sentence", "sentences", /*with_perplexity=*/false);
+  auto m = loss_metrics(*this, split, options.device);
   std::vector<int64_t> predicted;
   for (const auto& p : predict(raw_split(split).sentences, options.device, options.batch_size))
     predicted.push_back(p.label_id);

@@ -226,6 +226,7 @@ Task::TrainingProfile ClassificationTask::training_profile() const {
   TrainingProfile p;
   p.unit = "sentences";
   p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
+  p.loss_unit = "nats/sentence";
   return p;
 }
 

@@ -145,6 +145,7 @@ Task::TrainingProfile GloveTask::training_profile() const {
   TrainingProfile p;
   p.unit = "entries";  // co-occurrence entries X_ij
   p.perplexity = false;
+  p.loss_unit = "per entry";  // glove.c's weighted squared error, not a log-likelihood
   // The four tables have sparse gradients: Adam's moments are dense, and LibTorch's AdaGrad and
   // SGD refuse weight decay with them (SGD's momentum buffer would grow by every step's rows).
   p.optimizers = {"adagrad", "sgd"};

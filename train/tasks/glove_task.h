@@ -61,7 +61,6 @@ ConfigSchema glove_schema();
 
 class GloveTask : public WordVectorTask {
  public:
-  GloveTask() : WordVectorTask("per entry", "entries") {}
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
   /// file when it is missing, empty, has no word seen min_count times, or leaves a split empty.
   void setup(Config& config, const TaskContext& context) override;

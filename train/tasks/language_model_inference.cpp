@@ -7,7 +7,7 @@
 namespace nlpzoo {
 
 Metrics LanguageModelTask::evaluate(Split split, const EvaluationOptions& options) {
-  return loss_metrics(*this, split, options.device, "nats/token", "tokens", /*with_perplexity=*/true);
+  return loss_metrics(*this, split, options.device);
 }
 
 std::vector<std::string> LanguageModelTask::export_torchscript(const std::string& path, const std::string& config_ini) {

@@ -47,7 +47,7 @@ Metrics bleu_metrics(const Translator& translator, const ParallelCorpus& corpus,
 }  // namespace
 
 Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options) {
-  auto m = loss_metrics(*this, split, options.device, "nats/token", "target_tokens", /*with_perplexity=*/true);
+  auto m = loss_metrics(*this, split, options.device, "target_tokens");
   if (!options.decode) return m;
   const SearchOptions search = options.search != nullptr ? *options.search : SearchOptions{};
   const Translator translator(decoder(), source_tokenizer(), target_tokenizer(), max_positions(), options.device);

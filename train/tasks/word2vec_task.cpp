@@ -127,6 +127,7 @@ Task::TrainingProfile Word2VecTask::training_profile() const {
   TrainingProfile p;
   p.unit = "words";  // corpus words before subsampling, as word2vec.c counts its progress
   p.perplexity = false;
+  p.loss_unit = "nats/word";
   // LibTorch's SGD adds weight decay as sparse + dense (unsupported) and would grow a sparse
   // momentum buffer by every step's rows; Adam's moments are dense.
   if (sparse_ || in_place_) p.optimizers = {"sgd"};

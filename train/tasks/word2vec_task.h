@@ -81,7 +81,6 @@ ConfigSchema word2vec_schema();
 
 class Word2VecTask : public WordVectorTask {
  public:
-  Word2VecTask() : WordVectorTask("nats/word", "words") {}
   /// Throws UserError naming the key for a bad value (before reading the corpus), naming the
   /// file when it is missing, has no word seen min_count times, or has no held-out line.
   void setup(Config& config, const TaskContext& context) override;

@@ -6,7 +6,7 @@
 namespace nlpzoo {
 
 Metrics WordVectorTask::evaluate(Split split, const EvaluationOptions& options) {
-  auto m = loss_metrics(*this, split, options.device, loss_unit_, count_name_, /*with_perplexity=*/false);
+  auto m = loss_metrics(*this, split, options.device);
   m.details =
       "This is the training objective on held-out data (how well the model predicts what it did not train on),\n"
       "not how good the vectors are. For that: nlpzoo embed eval --run-dir RUN --analogy FILE (or --similarity FILE).\n";

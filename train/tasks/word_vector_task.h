@@ -12,11 +12,6 @@ namespace nlpzoo {
 
 class WordVectorTask : public Task, public WordVectorSource {
  public:
-  /// `loss_unit`: how the per-unit loss prints (e.g. "nats/word"); `count_name`: the metric
-  /// counting the units it is averaged over (e.g. "words").
-  WordVectorTask(std::string loss_unit, std::string count_name)
-      : loss_unit_(std::move(loss_unit)), count_name_(std::move(count_name)) {}
-
   /// "loss" per unit on the held-out split and its count. details: the loss says how well the
   /// model fits unseen text, not how good the vectors are, and which command measures that
   /// (nlpzoo embed eval: analogies, similarity). There is no test split (UserError).
@@ -26,9 +21,6 @@ class WordVectorTask : public Task, public WordVectorSource {
   /// The vectors' twin (infer/export_word_vectors.h) with config.ini.
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   const WordVectorSource* word_vector_source() const override { return this; }
-
- private:
-  std::string loss_unit_, count_name_;
 };
 
 }  // namespace nlpzoo
