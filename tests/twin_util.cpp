@@ -44,7 +44,9 @@ void expect_decoders_agree(IncrementalDecoder& eager, IncrementalDecoder& twin, 
     // Real probabilities, not just matching garbage.
     EXPECT_LE((t.log_probs.exp().sum(1) - 1).abs().max().item<float>(), 1e-5) << where;
     ASSERT_EQ(e.attention.defined(), t.attention.defined()) << where;
-    if (e.attention.defined()) EXPECT_LE(max_diff(e.attention, t.attention), 1e-5) << "attention " << where;
+    if (e.attention.defined()) {
+      EXPECT_LE(max_diff(e.attention, t.attention), 1e-5) << "attention " << where;
+    }
     expect_states_agree(e.state, t.state, "state " + where);
     se = e.state;
     st = t.state;
