@@ -386,7 +386,6 @@ TEST(RegressionEnglishCorpus, ExportCountsWordsAndIsDeterministic) {
   const std::string text = build_english_corpus({}, s);
   EXPECT_EQ(read_file((dir / "english.txt").string()), text);
   EXPECT_EQ(s.fnv1a, fnv1a64(text));
-  EXPECT_LT(s.seconds, 60.0);  // 13-20 s alone on 2 cores; diatheke dominates
 
   ASSERT_EQ(s.sources.size(), 4u);
   EXPECT_EQ(s.sources[0].name, "bible-web");
