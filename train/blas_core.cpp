@@ -182,11 +182,12 @@ std::string blas_description() {
 }
 
 bool choose_blas_core() {
-  const auto decision = decide_blas_core(call_openblas("openblas_get_corename"), cpu_features(),
-                                         std::getenv("OPENBLAS_CORETYPE"), std::getenv("NLPZOO_BLAS_CORE"));
+  const std::string own_choice = call_openblas("openblas_get_corename");
+  const auto decision =
+      decide_blas_core(own_choice, cpu_features(), std::getenv("OPENBLAS_CORETYPE"), std::getenv("NLPZOO_BLAS_CORE"));
   if (!decision.message.empty()) std::cerr << decision.message << std::endl;
   if (decision.core.empty()) return false;
-  setenv(kReplacedVar, call_openblas("openblas_get_corename").c_str(), 1);
+  setenv(kReplacedVar, own_choice.c_str(), 1);
   setenv("OPENBLAS_CORETYPE", decision.core.c_str(), 1);
   return true;
 }
