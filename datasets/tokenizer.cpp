@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -281,9 +283,12 @@ std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const
   ShimBuffer owner{out};
   std::vector<std::string> pieces;
   pieces.reserve(n);
-  for (size_t pos = 0; pos < len;) {
-    pieces.emplace_back(out + pos);
-    pos += pieces.back().size() + 1;
+  for (size_t pos = 0; pos + sizeof(uint64_t) <= len && pieces.size() < n;) {
+    uint64_t size = 0;
+    std::memcpy(&size, out + pos, sizeof size);
+    pos += sizeof size;
+    pieces.emplace_back(out + pos, std::min<uint64_t>(size, len - pos));
+    pos += pieces.back().size();
   }
   return pieces;
 }

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "datasets/io.h"
 
@@ -57,8 +59,41 @@ WordVectorsHeader read_header(std::istream& in, const std::string& path) {
   if (fields.size() != 2 || !parse_count(fields[0], h.count) || !parse_count(fields[1], h.dim))
     throw UserError(path + ":1: expected a header 'N D' (word count and dimension, positive integers), found '" +
                     line.substr(0, 80) + "'");
+  // D sizes every row: a dimension no record of this file can have (at least a 1-byte word and
+  // D one-character values each after a space: 2*D+1 bytes) is refused before anything is allocated.
+  const auto body = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto bytes = static_cast<int64_t>(in.tellg() - body);
+  in.seekg(body);
+  if (bytes == 0)
+    throw UserError(path + ": the header (line 1) counts " + fields[0] + " vectors but the file holds 0");
+  if (h.dim > bytes / 2)
+    throw UserError(path + ":1: the header's dimension " + fields[1] + " is more than the " + std::to_string(bytes) +
+                    " bytes after it can hold (a vector takes at least 2*D+1 bytes); the header or the file is wrong");
   return h;
 }
+
+// The first vector of a word wins, as in gensim's load_word2vec_format; a later one is
+// dropped with one warning per file, so that no query lists the word twice.
+class RepeatedWords {
+ public:
+  explicit RepeatedWords(const std::string& path) : path_(path) {}
+  bool first_time(const std::string& word, const std::string& where) {
+    if (seen_.insert(word).second) return true;
+    if (repeats_++ == 0) first_ = where + ": '" + word.substr(0, 80) + "'";
+    return false;
+  }
+  ~RepeatedWords() {
+    if (repeats_ > 0)
+      std::cerr << "warning: " << first_ << " appears again; the first vector of a word is kept (" << repeats_
+                << " repeated word(s) dropped from " << path_ << ")" << std::endl;
+  }
+
+ private:
+  std::string path_, first_;
+  std::unordered_set<std::string> seen_;
+  int64_t repeats_ = 0;
+};
 
 // A text record is D+1 fields of which the last D are numbers; a binary record's raw float
 // bytes almost never are, and almost always contain control bytes (0.0f alone is four NULs).
@@ -80,18 +115,31 @@ bool looks_binary(const std::string& probe, int64_t dim) {
   return false;
 }
 
+// The rows to allocate for the header's count: no more than the rest of the file can hold, so a
+// header claiming 2^63 words is reported as a count mismatch instead of failing to allocate.
+int64_t row_capacity(std::istream& in, const WordVectorsHeader& h) {
+  const auto body = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto bytes = static_cast<int64_t>(in.tellg() - body);
+  in.seekg(body);
+  return std::min(h.count, bytes / (2 * h.dim + 1));
+}
+
 WordVectors read_text(std::istream& in, const std::string& path, const WordVectorsHeader& h) {
   std::vector<std::string> words;
-  words.reserve(h.count);
-  auto vectors = torch::empty({h.count, h.dim}, torch::kFloat32);
+  const int64_t capacity = row_capacity(in, h);
+  words.reserve(capacity);
+  auto vectors = torch::empty({capacity, h.dim}, torch::kFloat32);
   float* out = vectors.data_ptr<float>();
+  RepeatedWords repeated(path);
+  int64_t records = 0;
   std::string line;
   int64_t line_no = 1;
   while (std::getline(in, line)) {
     ++line_no;
     const auto fields = split_fields(line);
     if (fields.empty()) continue;  // a stray blank line carries no vector
-    if (static_cast<int64_t>(words.size()) == h.count)
+    if (records++ == h.count || static_cast<int64_t>(words.size()) == capacity)
       throw UserError(path + ":" + std::to_string(line_no) + ": more vectors than the header's count (" +
                       std::to_string(h.count) + ")");
     if (static_cast<int64_t>(fields.size()) != h.dim + 1)
@@ -102,22 +150,25 @@ WordVectors read_text(std::istream& in, const std::string& path, const WordVecto
       if (!parse_float(fields[d + 1], row[d]))
         throw UserError(path + ":" + std::to_string(line_no) + ": value " + std::to_string(d + 1) + " ('" +
                         fields[d + 1].substr(0, 40) + "') is not a number");
-    words.push_back(fields[0]);
+    if (repeated.first_time(fields[0], path + ":" + std::to_string(line_no))) words.push_back(fields[0]);
   }
   if (in.bad()) throw UserError(path + ": read error");
-  if (static_cast<int64_t>(words.size()) != h.count)
+  if (records != h.count)
     throw UserError(path + ": the header (line 1) counts " + std::to_string(h.count) + " vectors but the file holds " +
-                    std::to_string(words.size()));
-  return WordVectors(std::move(words), vectors);
+                    std::to_string(records));
+  const auto kept = static_cast<int64_t>(words.size());
+  return WordVectors(std::move(words), vectors.narrow(0, 0, kept));
 }
 
 WordVectors read_binary(std::istream& in, const std::string& path, const WordVectorsHeader& h) {
   std::vector<std::string> words;
-  words.reserve(h.count);
-  auto vectors = torch::empty({h.count, h.dim}, torch::kFloat32);
+  const int64_t capacity = row_capacity(in, h);
+  words.reserve(capacity);
+  auto vectors = torch::empty({capacity, h.dim}, torch::kFloat32);
   char* out = reinterpret_cast<char*>(vectors.data_ptr<float>());
   const std::streamsize row_bytes = h.dim * static_cast<std::streamsize>(sizeof(float));
   constexpr size_t kLongestWord = 10000;  // word2vec.c's own limit is 100 bytes
+  RepeatedWords repeated(path);
   for (int64_t i = 0; i < h.count; ++i) {
     const std::string where = path + ": word " + std::to_string(i + 1) + " of " + std::to_string(h.count);
     std::string word;
@@ -131,14 +182,15 @@ WordVectors read_binary(std::istream& in, const std::string& path, const WordVec
     }
     if (c == EOF) throw UserError(where + ": the file ends here (truncated binary file?)");
     if (word.empty()) throw UserError(where + ": empty word");
-    if (!in.read(out + i * row_bytes, row_bytes))
+    if (!in.read(out + static_cast<int64_t>(words.size()) * row_bytes, row_bytes))
       throw UserError(where + " ('" + word + "'): the file ends inside its vector (truncated binary file?)");
-    words.push_back(std::move(word));
+    if (repeated.first_time(word, path + ": word " + std::to_string(i + 1))) words.push_back(std::move(word));
   }
   for (int c = in.get(); c != EOF; c = in.get())
     if (!is_space(static_cast<char>(c)))
       throw UserError(path + ": more data after the " + std::to_string(h.count) + " vectors the header counts");
-  return WordVectors(std::move(words), vectors);
+  const auto kept = static_cast<int64_t>(words.size());
+  return WordVectors(std::move(words), vectors.narrow(0, 0, kept));
 }
 
 std::string format_float(float v) {

@@ -41,7 +41,8 @@ class WordVectors {
 
 /// The "N D" header of a word2vec file (text or binary), read without the vectors, so a
 /// caller can check the dimension before any slow work. Throws UserError naming the file
-/// (line 1) when the header is missing or not two positive integers.
+/// (line 1) when the header is missing, not two positive integers, or claims more words than
+/// the file's size can hold.
 struct WordVectorsHeader {
   int64_t count = 0;  // N words
   int64_t dim = 0;    // D values per word
@@ -52,8 +53,9 @@ WordVectorsHeader read_word_vectors_header(const std::string& path);
 /// header (a first record that parses as D+1 text fields is text; raw control bytes there
 /// mean binary). Throws UserError naming the file and line (text) or word number (binary):
 /// a missing or bad header, a line with the wrong number of values, a value that is not a
-/// float, fewer or more words than the header counts, a binary file cut short, a word
-/// that is empty.
+/// float, fewer or more words than the header counts, a header claiming more than the file's
+/// size can hold, a binary file cut short, a word that is empty. A word given twice keeps its
+/// first vector (as gensim), with one warning on stderr: the result holds each word once.
 WordVectors read_word_vectors(const std::string& path);
 
 /// Writes `vectors` to `path` atomically, in the text format (values with 9 significant

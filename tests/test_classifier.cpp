@@ -103,6 +103,15 @@ TEST_F(WordVectorsFiles, MalformedFilesNameTheLine) {
   e = user_error_of([&] { read_word_vectors(path("missing.vec")); });
   EXPECT_NE(e.find(path("missing.vec")), std::string::npos) << e;
 
+  // A header that claims more than the file holds is reported, not allocated ("vector::reserve").
+  e = error_for("9223372036854775807 2\na 1 2\n");
+  EXPECT_NE(e.find(f + ": the header (line 1) counts 9223372036854775807 vectors but the file holds 1"),
+            std::string::npos) << e;
+  e = error_for("1 9223372036854775807\na 1 2\n");
+  EXPECT_NE(e.find(f + ":1: the header's dimension 9223372036854775807 is more than"), std::string::npos) << e;
+  e = error_for("2 2\n");
+  EXPECT_NE(e.find(f + ": the header (line 1) counts 2 vectors but the file holds 0"), std::string::npos) << e;
+
   // A binary file cut inside its last vector, and one cut before its last word.
   const auto b = path("v.bin");
   write_word_vectors(b, random_vectors(), /*binary=*/true);
@@ -120,6 +129,21 @@ TEST_F(WordVectorsFiles, MalformedFilesNameTheLine) {
   });
   EXPECT_NE(e.find("word 1 ('two words')"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(path("w.txt")));
+}
+
+// A word listed twice keeps its first vector, as gensim's loader does, so that queries never
+// list it twice; the last line may lack its newline.
+TEST_F(WordVectorsFiles, RepeatedWordsKeepTheFirstVector) {
+  atomic_write_text(path("d.txt"), "4 2\nparis 1 0\nrome 0 1\nparis 5 5\nberlin 1 1");
+  const auto text = read_word_vectors(path("d.txt"));
+  EXPECT_EQ(text.words(), (std::vector<std::string>{"paris", "rome", "berlin"}));
+  EXPECT_EQ(max_diff(text.vectors(), torch::tensor({1.f, 0.f, 0.f, 1.f, 1.f, 1.f}).view({3, 2})), 0.f);
+  // The binary format: the same words and rows.
+  const WordVectors with_repeat({"a", "b", "a"}, torch::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({3, 2}));
+  write_word_vectors(path("d.bin"), with_repeat, /*binary=*/true);
+  const auto binary = read_word_vectors(path("d.bin"));
+  EXPECT_EQ(binary.words(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(max_diff(binary.vectors(), torch::tensor({1.f, 2.f, 3.f, 4.f}).view({2, 2})), 0.f);
 }
 
 TEST(WordVectors, CopyIntoEmbeddingRowsByPiece) {
@@ -141,7 +165,7 @@ TEST(WordVectors, CopyIntoEmbeddingRowsByPiece) {
 class LabeledTextFiles : public TempDir {};
 
 TEST_F(LabeledTextFiles, ReadsWithAndWithoutAHeader) {
-  atomic_write_text(path("a.tsv"), "sentence\tlabel\nhide new secretions \t0\r\nloves its characters\textra\t1\n");
+  atomic_write_text(path("a.tsv"), "sentence\tlabel\nhide new secretions \t0\r\nloves its characters\t1\n");
   const auto a = read_labeled_text(path("a.tsv"));
   EXPECT_EQ(a.sentences, (std::vector<std::string>{"hide new secretions ", "loves its characters"}));
   EXPECT_EQ(a.labels, (std::vector<std::string>{"0", "1"}));
@@ -150,6 +174,58 @@ TEST_F(LabeledTextFiles, ReadsWithAndWithoutAHeader) {
   const auto b = read_labeled_text(path("b.tsv"));
   EXPECT_EQ(b.sentences, (std::vector<std::string>{"good", "bad"}));
   EXPECT_EQ(b.lines, (std::vector<int64_t>{1, 2}));
+  // tsv_header = true skips line 1 whatever it says; false reads it as an example.
+  TsvLayout layout;
+  layout.header = TsvHeader::kYes;
+  EXPECT_EQ(read_labeled_text(path("b.tsv"), layout).sentences, (std::vector<std::string>{"bad"}));
+  layout.header = TsvHeader::kNo;
+  EXPECT_EQ(read_labeled_text(path("a.tsv"), layout).labels, (std::vector<std::string>{"label", "0", "1"}));
+}
+
+// A third column used to be taken silently as the label, so a header "sentence<TAB>label<TAB>x"
+// became a training example: every line must have the configured layout.
+TEST_F(LabeledTextFiles, ExtraColumnsAreAnErrorUnlessTheLayoutSaysSo) {
+  atomic_write_text(path("c.tsv"), "sentence\tlabel\tnote\ngood film\t1\tx\nbad film\t0\ty\n");
+  const auto e = user_error_of([&] { read_labeled_text(path("c.tsv")); });
+  EXPECT_NE(e.find(path("c.tsv") + ":1: 3 tab-separated field(s), but the layout has 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("tsv_columns"), std::string::npos) << e;
+  TsvLayout three;
+  three.num_columns = 3;
+  three.header = TsvHeader::kYes;
+  const auto c = read_labeled_text(path("c.tsv"), three);
+  EXPECT_EQ(c.sentences, (std::vector<std::string>{"good film", "bad film"}));
+  EXPECT_EQ(c.labels, (std::vector<std::string>{"1", "0"}));
+}
+
+// " 1" used to become a third class beside "0" and "1".
+TEST_F(LabeledTextFiles, LabelsAreTrimmed) {
+  atomic_write_text(path("t.tsv"), "good\t1\nbad\t 0\nfine\t1 \n");
+  const auto t = read_labeled_text(path("t.tsv"));
+  EXPECT_EQ(t.labels, (std::vector<std::string>{"1", "0", "1"}));
+  EXPECT_EQ(sorted_label_set(t.labels).size(), 2u);
+}
+
+// GLUE's CoLA as it ships: no header, the label in field 1, the sentence in field 3, and no
+// newline after the last line (../shared/data/glue/README.md).
+TEST(LabeledText, ReadsGlueColaWithItsLayout) {
+  const std::string dev = std::string(NLPZOO_SHARED_DATA) + "/glue/CoLA/dev.tsv";
+  if (!std::filesystem::exists(dev)) GTEST_SKIP() << dev << " is not here";
+  Config config = Config::resolve(tsv_layout_schema(), "",
+                                  {"--tsv_columns", "4", "--text_column", "3", "--label_column", "1", "--tsv_header", "false"});
+  const auto cola = read_labeled_text(dev, tsv_layout(config));
+  ASSERT_EQ(cola.sentences.size(), 1043u);
+  EXPECT_EQ(cola.sentences.front(), "The sailors rode the breeze clear of the rocks.");
+  EXPECT_EQ(std::count(cola.labels.begin(), cola.labels.end(), "1"), 721);
+  EXPECT_EQ(std::count(cola.labels.begin(), cola.labels.end(), "0"), 322);
+  // The default layout (2 fields) refuses the file on its first line instead of misreading it.
+  EXPECT_NE(user_error_of([&] { read_labeled_text(dev); }).find(dev + ":1: 4 tab-separated"), std::string::npos);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"text_column", "4"}, {"label_column", "3"}, {"tsv_columns", "0"}}) {
+    Config bad = config;
+    bad.set(key, value);
+    if (key == "label_column") bad.set("text_column", "3");
+    EXPECT_NE(user_error_of([&] { tsv_layout(bad); }).find("config key '" + key + "'"), std::string::npos) << key;
+  }
 }
 
 TEST_F(LabeledTextFiles, MalformedLinesNameTheLine) {
@@ -158,11 +234,18 @@ TEST_F(LabeledTextFiles, MalformedLinesNameTheLine) {
     atomic_write_text(f, text);
     return user_error_of([&] { read_labeled_text(f); });
   };
-  EXPECT_NE(error_for("sentence\tlabel\na\t1\nno tab here\n").find(f + ":3: no tab"), std::string::npos);
+  EXPECT_NE(error_for("sentence\tlabel\na\t1\nno tab here\n").find(f + ":3: 1 tab-separated field(s)"), std::string::npos);
   EXPECT_NE(error_for("a\t1\n  \t0\n").find(f + ":2: empty sentence"), std::string::npos);
   EXPECT_NE(error_for("a\t\n").find(f + ":1: empty label"), std::string::npos);
   EXPECT_NE(error_for("sentence\tlabel\n").find(f + ": no labeled sentence"), std::string::npos);
   EXPECT_NE(user_error_of([&] { read_labeled_text(path("none.tsv")); }).find(path("none.tsv")), std::string::npos);
+}
+
+TEST(LabeledText, LabelListsAreCapped) {
+  EXPECT_EQ(label_list({"0", "1"}), "0, 1");
+  std::vector<std::string> many;
+  for (int i = 0; i < 50; ++i) many.push_back(std::to_string(i));
+  EXPECT_EQ(label_list(many, 3), "0, 1, 2, ... (50 in all)");
 }
 
 TEST(LabeledText, LabelsSortNumericallyWhenAllAreIntegers) {

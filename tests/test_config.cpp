@@ -4,6 +4,7 @@
 // then each task's own.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -191,4 +192,37 @@ TEST(TrainHelp, TaskFlagThatContradictsTheConfigIsAnError) {
   EXPECT_NE(r.err.find("trains task 'glove'"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
   std::filesystem::remove_all(dir);
+}
+
+// Boost keeps the last of two values without a word; an INI file that gives a key twice is an
+// edit gone wrong and must name both lines. The command line may repeat a flag (the last wins).
+TEST(Config, AKeyGivenTwiceInAFileNamesBothLines) {
+  const auto dir = test::fresh_temp_dir("config_twice");
+  const auto ini = (dir / "c.ini").string();
+  atomic_write_text(ini, "task = translation\nlr = 0.1 # first\n\n  lr=0.2\n");
+  const auto e = user_error_of([&] { Config::resolve(trainer_schema(), ini, {}); });
+  EXPECT_NE(e.find(ini + ":4: config key 'lr' is given twice (also on line 2)"), std::string::npos) << e;
+  EXPECT_NE(user_error_of([&] { Config::from_ini_text(trainer_schema(), "seed = 1\nseed = 2\n", "saved"); })
+                .find("saved:2: config key 'seed' is given twice"),
+            std::string::npos);
+  atomic_write_text(ini, "task = translation\nlr = 0.1\n# lr = 0.3\n");
+  EXPECT_EQ(Config::resolve(trainer_schema(), ini, {"--lr", "0.4", "--lr", "0.5"}).get("lr"), "0.5");
+  std::filesystem::remove_all(dir);
+}
+
+// The Trainer's values are checked before a task's slow setup; each bad value names its key.
+// (Before, a negative lr failed after tokenizer training with LibTorch's "Invalid learning rate",
+// and NaN, inf, update_freq 0 or valid_interval -1 were accepted.)
+TEST(Config, TrainerValuesAreCheckedAndNameTheKey) {
+  EXPECT_EQ(user_error_of([] { check_trainer_config(resolved(trainer_schema())); }), "(no UserError thrown)");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"lr", "-1"},          {"lr", "nan"},           {"lr", "inf"},           {"clip_norm", "inf"},
+      {"clip_norm", "-1"},   {"update_freq", "0"},    {"valid_interval", "-1"}, {"log_interval", "0"},
+      {"max_time", "-2"},    {"max_steps", "-1"},     {"adam_beta2", "1"},     {"adam_eps", "0"},
+      {"weight_decay", "nan"}, {"warmup_steps", "-5"}, {"plateau_factor", "0"}, {"patience", "-1"}};
+  for (const auto& [key, value] : bad) {
+    const auto e = user_error_of([&] { check_trainer_config(resolved(trainer_schema(), {"--" + key, value})); });
+    EXPECT_NE(e.find("config key '" + key + "'"), std::string::npos) << key << " = " << value << ": " << e;
+  }
+  EXPECT_EQ(config_double_at_least(resolved(trainer_schema(), {"--lr", "1e-3"}), "lr"), 1e-3);
 }

@@ -403,6 +403,21 @@ TEST_F(RegressionTokenizeCli, TrainEncodeDecode) {
   std::string first;
   for (const auto& p : tok.encode_pieces(lines[0])) first += (first.empty() ? "" : " ") + p;
   EXPECT_EQ(split_lines(r.out).at(0), first);
+
+  // A NUL byte of the text split its piece in two (the pieces crossed the shim NUL-separated),
+  // so there were more pieces than ids, and a control byte was printed raw; now one piece per
+  // id, and the CLI writes control bytes <0xNN>, as SentencePiece names byte pieces.
+  const std::string nul_text("in the beginning\0God\x01 created", 29);
+  atomic_write_text(in, nul_text + "\n");
+  r = cli("encode --pieces --model " + prefix + ".model < " + in);
+  ASSERT_EQ(r.status, 0) << err();
+  const auto pieces = tok.encode_pieces(nul_text);
+  EXPECT_EQ(pieces.size(), tok.encode(nul_text).size());
+  const auto line = split_lines(r.out).at(0);
+  EXPECT_EQ(std::count_if(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }), 0)
+      << line;
+  EXPECT_EQ(static_cast<size_t>(std::count(line.begin(), line.end(), ' ')) + 1, pieces.size()) << line;
+  EXPECT_NE(line.find("<0x00>"), std::string::npos) << line;
 }
 
 TEST_F(RegressionTokenizeCli, ErrorsAndHelp) {

@@ -1,4 +1,5 @@
 // nlpzoo bleu: sacreBLEU-compatible corpus BLEU of a hypothesis file against references.
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -40,7 +41,12 @@ int run_bleu(const std::vector<std::string>& args) {
   BleuOptions opts;
   opts.tokenize = parse_bleu_tokenize((*vm)["tokenize"].as<std::string>());
   opts.smooth_method = parse_bleu_smooth((*vm)["smooth"].as<std::string>());
-  if (vm->count("smooth-value")) opts.smooth_value = (*vm)["smooth-value"].as<double>();
+  if (vm->count("smooth-value")) {
+    opts.smooth_value = (*vm)["smooth-value"].as<double>();
+    // A negative or NaN value would make a precision negative or NaN and print "BLEU = -nan".
+    if (!(std::isfinite(*opts.smooth_value) && *opts.smooth_value >= 0))
+      throw UserError("--smooth-value: must be a finite number >= 0, got " + c10::str(*opts.smooth_value));
+  }
   opts.lowercase = (*vm)["lowercase"].as<bool>();
   opts.use_effective_order = (*vm)["effective-order"].as<bool>();
   opts.max_ngram_order = (*vm)["max-ngram-order"].as<int>();

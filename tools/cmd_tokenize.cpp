@@ -1,4 +1,5 @@
 // nlpzoo tokenize train|encode|decode: SentencePiece models with nlpzoo's special ids.
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -59,10 +60,28 @@ po::options_description model_option() {
   return desc;
 }
 
+// A piece may hold a control byte of the input (a NUL, a tab): printed raw it would split or
+// hide the piece, so it is written as SentencePiece writes byte pieces, <0xNN>.
+std::string printable_piece(const std::string& piece) {
+  std::string out;
+  for (const char ch : piece) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "<0x%02X>", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 int run_tokenize_encode(const std::vector<std::string>& args) {
   auto desc = model_option();
   desc.add_options()("pieces", po::bool_switch(),
-                     "print pieces instead of ids (default: off, print ids)");
+                     "print pieces instead of ids (default: off, print ids); a control byte inside a piece "
+                     "is printed as <0xNN>");
   auto vm = parse_args(args, desc, "tokenize encode --model PREFIX.model [--pieces] < TEXT");
   if (!vm) return 0;
   const Tokenizer tok = Tokenizer::load((*vm)["model"].as<std::string>());
@@ -71,7 +90,7 @@ int run_tokenize_encode(const std::vector<std::string>& args) {
   for (const auto& line : read_stdin_lines()) {
     if (pieces) {
       const auto ps = tok.encode_pieces(line);
-      for (size_t i = 0; i < ps.size(); ++i) out += (i ? " " : "") + ps[i];
+      for (size_t i = 0; i < ps.size(); ++i) out += (i ? " " : "") + printable_piece(ps[i]);
     } else {
       const auto ids = tok.encode(line);
       for (size_t i = 0; i < ids.size(); ++i) out += (i ? " " : "") + std::to_string(ids[i]);

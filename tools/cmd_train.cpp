@@ -7,7 +7,6 @@
 #include "datasets/io.h"
 #include "tools/command.h"
 #include "tools/options.h"
-#include "train/precision.h"
 #include "train/tasks/registry.h"
 #include "train/trainer.h"
 
@@ -82,8 +81,9 @@ int run_train(const std::vector<std::string>& args) {
     throw UserError("--task " + vm["task"].as<std::string>() + ": " + config_path + " trains task '" + task_name +
                     "'; the config file's task key chooses the task");
   Config config = Config::resolve(task_schema(task_name), config_path, overrides);
-  // A bad --device or precision fails now, not after loading the corpus.
-  parse_precision(config.get("precision"), parse_device(config.get("device")));
+  // A bad value of the Trainer's keys (lr, device, precision, ...) fails now, not after the
+  // tokenizer is trained and the corpus read.
+  check_trainer_config(config);
   // Seed before the model is built, so parameter initialisation is reproducible too.
   torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
   auto task = make_task(task_name);

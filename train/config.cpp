@@ -1,6 +1,7 @@
 #include "train/config.h"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -88,6 +89,39 @@ void apply(Config& config, const ConfigSchema& schema, const po::parsed_options&
   }
 }
 
+// Boost keeps the last of two values of a key in one file without a word, and reports no line
+// numbers; a key written twice in a config is almost always an edit gone wrong, so it is found
+// here, on the text, with both lines. A line is "key = value"; '#' starts a comment.
+void refuse_repeated_keys(const std::string& text, const std::string& origin) {
+  std::map<std::string, int64_t> first_line;
+  std::istringstream in(text);
+  int64_t line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    line = line.substr(0, line.find('#'));
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq);
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t\r") + 1);
+    if (key.empty()) continue;
+    const auto [it, fresh] = first_line.emplace(key, line_no);
+    if (!fresh)
+      throw UserError(origin + ":" + std::to_string(line_no) + ": config key '" + key + "' is given twice (also on line " +
+                      std::to_string(it->second) + "); keep one");
+  }
+}
+
+void apply_ini(Config& config, const ConfigSchema& schema, const std::string& text, const std::string& origin) {
+  refuse_repeated_keys(text, origin);
+  std::istringstream in(text);
+  try {
+    apply(config, schema, po::parse_config_file(in, describe(schema), /*allow_unregistered=*/true), origin);
+  } catch (const po::error& e) {
+    throw UserError(origin + ": " + e.what());
+  }
+}
+
 Config defaults(const ConfigSchema& schema) {
   Config c;
   for (const auto& k : schema.keys()) c.set(k.key, k.default_value);
@@ -99,18 +133,12 @@ Config defaults(const ConfigSchema& schema) {
 Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
                        const std::vector<std::string>& overrides) {
   Config config = defaults(schema);
-  auto desc = describe(schema);
   if (!ini_path.empty()) {
     require_file(ini_path, "config");
-    std::ifstream in(ini_path);
-    try {
-      apply(config, schema, po::parse_config_file(in, desc, /*allow_unregistered=*/true), ini_path);
-    } catch (const po::error& e) {
-      throw UserError(ini_path + ": " + e.what());
-    }
+    apply_ini(config, schema, read_file(ini_path), ini_path);
   }
   try {
-    apply(config, schema, po::command_line_parser(overrides).options(desc).allow_unregistered().run(),
+    apply(config, schema, po::command_line_parser(overrides).options(describe(schema)).allow_unregistered().run(),
           "command line");
   } catch (const po::error& e) {
     throw UserError(std::string("command line: ") + e.what());
@@ -120,12 +148,7 @@ Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
 
 Config Config::from_ini_text(const ConfigSchema& schema, const std::string& text, const std::string& origin) {
   Config config = defaults(schema);
-  std::istringstream in(text);
-  try {
-    apply(config, schema, po::parse_config_file(in, describe(schema), /*allow_unregistered=*/true), origin);
-  } catch (const po::error& e) {
-    throw UserError(origin + ": " + e.what());
-  }
+  apply_ini(config, schema, text, origin);
   return config;
 }
 
@@ -182,6 +205,17 @@ int64_t config_int_at_least(const Config& c, const std::string& key, int64_t min
 double config_rate(const Config& c, const std::string& key) {
   const double v = c.get_double(key);
   if (!(v >= 0 && v < 1)) throw UserError("config key '" + key + "': must be in [0, 1), got " + c.get(key));
+  return v;
+}
+
+double config_double_at_least(const Config& c, const std::string& key, double minimum) {
+  const double v = c.get_double(key);
+  // Written so that NaN fails too (every comparison with NaN is false).
+  if (!(std::isfinite(v) && v >= minimum)) {
+    std::ostringstream bound;
+    bound << minimum;
+    throw UserError("config key '" + key + "': must be a finite number >= " + bound.str() + ", got " + c.get(key));
+  }
   return v;
 }
 

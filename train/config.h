@@ -43,12 +43,13 @@ class Config {
  public:
   Config() = default;
   /// Defaults from `schema`, then `ini_path` (if not empty), then `overrides` (the leftover
-  /// command-line tokens "--key value" or "--key=value"). Throws UserError naming the file
-  /// and key for an unknown key, a missing file or a value outside `choices`.
+  /// command-line tokens "--key value" or "--key=value"; a flag given twice: the last wins, as
+  /// argparse). Throws UserError naming the file and key for an unknown key, a missing file, a
+  /// value outside `choices`, or a key given twice in the file (naming both lines).
   static Config resolve(const ConfigSchema& schema, const std::string& ini_path,
                         const std::vector<std::string>& overrides);
   /// Parses INI text (key = value lines, '#' comments) as written by to_ini(); `origin`
-  /// names it in errors. Keys not in `schema` are an error.
+  /// names it in errors. Keys not in `schema`, and keys given twice, are errors.
   static Config from_ini_text(const ConfigSchema& schema, const std::string& text, const std::string& origin);
 
   std::string to_ini() const;
@@ -73,6 +74,11 @@ int64_t config_int_at_least(const Config& config, const std::string& key, int64_
 /// config.get_double(key), which must be a rate in [0, 1) (dropout, label smoothing). Throws
 /// UserError("config key 'k': must be in [0, 1), got v") otherwise.
 double config_rate(const Config& config, const std::string& key);
+
+/// config.get_double(key), which must be a finite number >= minimum (a learning rate, a norm, a
+/// budget). Throws UserError("config key 'k': must be a finite number >= m, got v") otherwise,
+/// NaN and inf included.
+double config_double_at_least(const Config& config, const std::string& key, double minimum = 0.0);
 
 /// Reads only the `task` key of an INI file (to choose the schema before the full parse).
 /// Throws UserError if the file is missing or has no `task` key.

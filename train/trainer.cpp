@@ -61,6 +61,23 @@ torch::Device parse_device(const std::string& name) {
   throw UserError("--device " + name + ": expected auto, cpu, cuda or cuda:N");
 }
 
+void check_trainer_config(const Config& c) {
+  for (const char* key : {"lr", "min_lr", "clip_norm", "weight_decay", "momentum", "adagrad_initial_accumulator",
+                          "max_time"})
+    config_double_at_least(c, key, 0.0);
+  for (const char* key : {"adam_beta1", "adam_beta2"}) config_rate(c, key);
+  if (!(config_double_at_least(c, "adam_eps", 0.0) > 0)) throw UserError("config key 'adam_eps': must be positive, got 0");
+  const double factor = config_double_at_least(c, "plateau_factor", 0.0);
+  if (!(factor > 0 && factor <= 1))
+    throw UserError("config key 'plateau_factor': must be in (0, 1], got " + c.get("plateau_factor"));
+  config_int_at_least(c, "update_freq", 1);
+  config_int_at_least(c, "log_interval", 1);
+  for (const char* key : {"valid_interval", "patience", "max_steps", "max_epochs", "warmup_steps", "decay_steps",
+                          "plateau_patience"})
+    config_int_at_least(c, key, 0);
+  parse_precision(c.get("precision"), parse_device(c.get("device")));
+}
+
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   // Sparse gradients (embeddings with sparse(true)) may list a row several times; the norm is
   // that of the summed rows, so they are coalesced first (in place: the optimizer then adds
@@ -221,7 +238,7 @@ class TrainBatches {
 
 struct Trainer::State {
   State(const Config& c, TrainLog log)
-      : log(std::move(log)), update_freq(std::max<int64_t>(1, c.get_int("update_freq"))),
+      : log(std::move(log)), update_freq(c.get_int("update_freq")),
         valid_interval(c.get_int("valid_interval")), patience(c.get_int("patience")), max_steps(c.get_int("max_steps")),
         max_epochs(c.get_int("max_epochs")), clip_norm(c.get_double("clip_norm")),
         max_time_s(c.get_double("max_time") * 60) {}
@@ -242,6 +259,7 @@ struct Trainer::State {
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir)
     : task_(task), profile_(task.training_profile()), config_(std::move(config)), task_name_(std::move(task_name)),
       run_dir_(std::move(run_dir)), device_(parse_device(config_.get("device"))) {
+  check_trainer_config(config_);
   state_ = std::make_shared<State>(config_, TrainLog(run_dir_ + "/metrics.jsonl", profile_, !task_.updates_in_place(),
                                                      config_.get_int("log_interval")));
   check_optimizer(config_, profile_);

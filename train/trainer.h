@@ -20,6 +20,13 @@ namespace nlpzoo {
 /// The trainer's config keys (optimizer, clipping, budgets, validation, device, seed).
 ConfigSchema trainer_schema();
 
+/// Checks the values of the Trainer's own keys (trainer_schema(): optimizer settings, learning
+/// rate and schedule, clipping, budgets, intervals, device, precision) without building anything,
+/// so that a bad value fails before a task's slow setup (tokenizer training, corpus reading).
+/// Throws UserError("config key 'k': ...") naming the first bad key: a NaN, infinite or
+/// negative lr or clip_norm, update_freq < 1, valid_interval < 0, ...
+void check_trainer_config(const Config& config);
+
 /// "auto" | "cpu" | "cuda" | "cuda:N". auto picks CUDA when available. Throws UserError
 /// for an unknown name or CUDA on a machine without it.
 torch::Device parse_device(const std::string& name);

@@ -123,8 +123,9 @@ NLPZOO_SPM_EXPORT int nlpzoo_spm_encode_pieces(const nlpzoo_spm* model, const ch
     if (!status.ok()) return fail(error, status.ToString());
     std::string joined;
     for (const auto& p : pieces) {
+      const uint64_t size = p.size();
+      joined.append(reinterpret_cast<const char*>(&size), sizeof size);
       joined += p;
-      joined.push_back('\0');
     }
     *out = copy_out(joined);
     if (*out == nullptr) return fail(error, "out of memory");

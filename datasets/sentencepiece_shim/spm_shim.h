@@ -26,8 +26,9 @@ void nlpzoo_spm_free(nlpzoo_spm* model);
 /// Encodes `text` to ids (*out: malloc'ed array of *n int32).
 int nlpzoo_spm_encode_ids(const nlpzoo_spm* model, const char* text, size_t len, int32_t** out,
                           size_t* n, char** error);
-/// Encodes `text` to pieces, written to *out as consecutive NUL-terminated strings;
-/// *n is the number of pieces, *out_len the total bytes.
+/// Encodes `text` to pieces, written to *out one after the other, each as its byte length
+/// (a native-endian uint64) then its bytes: a piece may hold a NUL byte of the text, so NUL
+/// cannot separate them. *n is the number of pieces, *out_len the total bytes.
 int nlpzoo_spm_encode_pieces(const nlpzoo_spm* model, const char* text, size_t len, char** out,
                              size_t* out_len, size_t* n, char** error);
 /// Decodes ids (each must be in [0, vocab size)) to text.

@@ -20,6 +20,7 @@ namespace nlpzoo {
 ConfigSchema classification_schema() {
   ConfigSchema s;
   s.add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
+      .merge(tsv_layout_schema())
       .merge(tokenizer_schema())
       .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
       .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
@@ -71,6 +72,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   normalization_.lowercase = config.get_bool("lowercase");
   normalization_.split_punctuation = config.get_bool("split_punctuation");
+  const TsvLayout layout = tsv_layout(config);
   // Vectors initialise a new run only; a resumed or loaded run has its trained rows.
   const bool fresh = !context.resume && restored_.empty();
   const std::string vectors_path = fresh ? config.get("pretrained_vectors") : "";
@@ -84,7 +86,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   std::set<Split> splits = context.splits;
   if (fresh) splits.insert(Split::kTrain);  // labels and tokenizer come from the train split
-  for (Split split : splits) raw_[split] = read_labeled_text(split_path(context.data_dir, split));
+  for (Split split : splits) raw_[split] = read_labeled_text(split_path(context.data_dir, split), layout);
   labels_ = make_labels(context);
   tokenizer_ = make_tokenizer(config, context);
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
@@ -105,12 +107,9 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     auto& gold = gold_[split];
     for (size_t i = 0; i < raw.sentences.size(); ++i) {
       const auto id = label_ids.find(raw.labels[i]);
-      if (id == label_ids.end()) {
-        std::string known;
-        for (const auto& l : labels_) known += (known.empty() ? "" : ", ") + l;
-        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": unknown label '" + raw.labels[i] +
-                        "' (the train split's labels: " + known + ")");
-      }
+      if (id == label_ids.end())
+        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": label '" + raw.labels[i].substr(0, 80) +
+                        "' is not among the train split's labels (" + label_list(labels_) + ")");
       gold.push_back(id->second);
       tokens.push_back(encode(raw.sentences[i]));
     }

@@ -113,7 +113,7 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   }
   max_positions_ = config_int_at_least(config, "max_positions", 2);
   max_tokens_ = config_int_at_least(config, "max_tokens");
-  max_sentences_ = config.get_int("max_sentences");
+  max_sentences_ = config_int_at_least(config, "max_sentences", 0);
   label_smoothing_ = config_rate(config, "label_smoothing");
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
