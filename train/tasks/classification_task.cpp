@@ -108,8 +108,8 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     for (size_t i = 0; i < raw.sentences.size(); ++i) {
       const auto id = label_ids.find(raw.labels[i]);
       if (id == label_ids.end())
-        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": label '" + raw.labels[i].substr(0, 80) +
-                        "' is not among the train split's labels (" + label_list(labels_) + ")");
+        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": unknown label '" + raw.labels[i].substr(0, 80) +
+                        "' (the train split's labels: " + label_list(labels_) + ")");
       gold.push_back(id->second);
       tokens.push_back(encode(raw.sentences[i]));
     }
