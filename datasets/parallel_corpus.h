@@ -15,4 +15,10 @@ struct ParallelCorpus {
 /// when they hold no lines.
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path);
 
+/// Checks, before any slow work, that <data_dir>/<split>.<lang> exists for every split in
+/// `splits` (train, valid, test) and language in `langs`. Throws UserError naming the first
+/// missing file, the file names expected, the split names, and the files data_dir holds.
+void require_parallel_corpus(const std::string& data_dir, const std::vector<std::string>& splits,
+                             const std::vector<std::string>& langs);
+
 }  // namespace nlpzoo

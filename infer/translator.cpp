@@ -1,6 +1,7 @@
 #include "infer/translator.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "datasets/batching.h"
@@ -20,7 +21,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   std::vector<size_t> order;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t\r\n") == std::string::npos) continue;
-    ids[i] = append_eos(source_.encode(lines[i]), max_positions_, &out[i].truncated);
+    ids[i] = append_eos(source_.encode(lines[i]), max_positions_ > 0 ? max_positions_ : std::numeric_limits<int64_t>::max(), &out[i].truncated);
     for (int64_t id : ids[i]) out[i].source_pieces.push_back(source_.id_to_piece(id));
     order.push_back(i);
   }

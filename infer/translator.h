@@ -21,7 +21,8 @@ struct Translation {
 class Translator {
  public:
   /// `model` must already be on `device` and in eval mode; the references must outlive this.
-  /// max_positions: longest source the model reads, EOS included.
+  /// max_positions: longest source the model reads, EOS included (0 = no limit); longer
+  /// sources are cut to max_positions - 1 pieces and EOS (Translation::truncated).
   Translator(IncrementalDecoder& model, const Tokenizer& source, const Tokenizer& target, int64_t max_positions,
              torch::Device device);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every dependency from Debian packages (idempotent), then configures and builds
 # nlpzoo (Release, precompiled torch headers, ccache) into build/.
-#   scripts/setup.sh            install + build everything
+#   scripts/setup.sh            install + build everything (CLI, tests, benches)
+#   scripts/setup.sh TARGET...  install + build only these targets (quickstart.sh: nlpzoo, the CLI)
 #   NLPZOO_SKIP_BUILD=1 ...     install only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,5 +34,7 @@ fi
 [ "${NLPZOO_SKIP_BUILD:-0}" = 1 ] && exit 0
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$JOBS"
-echo "setup: built build/nlpzoo"
+TARGETS=()
+for t in "$@"; do TARGETS+=(--target "$t"); done
+cmake --build build -j"$JOBS" "${TARGETS[@]}"
+echo "setup: built ${*:-everything} in build/"

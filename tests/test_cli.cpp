@@ -9,6 +9,7 @@
 
 #include "datasets/io.h"
 #include "tests/test_util.h"
+#include "train/tasks/registry.h"
 
 namespace fs = std::filesystem;
 using namespace nlpzoo;
@@ -69,6 +70,20 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
   EXPECT_NE(r.out.find("perplexity"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("BLEU greedy: BLEU = "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("BLEU beam 2: BLEU = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("100 sentences in"), std::string::npos) << r.out;
+  // --max-sentences bounds the decoding (and says so); the loss still covers the whole split.
+  const std::string loss_line = r.out.substr(0, r.out.find('\n'));
+  r = run_cli("evaluate --run-dir " + quote((root_ / "run").string()) +
+              " --split valid --beam-size 2 --max-sentences 10 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("BLEU greedy (first 10 of 100 sentences): BLEU = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BLEU beam 2 (first 10 of 100 sentences): BLEU = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("10 sentences in"), std::string::npos) << r.out;
+  EXPECT_EQ(read_lines((root_ / "run" / "hyp.valid.best.greedy.txt").string()).size(), 10u);
+  const auto loss_at = [](const std::string& text) { return text.substr(text.find("loss"), 30); };
+  EXPECT_EQ(loss_at(r.out), loss_at(loss_line)) << r.out;
+  expect_error(run_cli("evaluate --run-dir " + quote((root_ / "run").string()) + " --max-sentences -1"),
+               "--max-sentences");
 
   // An empty line translates to an empty line, in place; n-best prints k lines per sentence.
   r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --device cpu",
@@ -86,12 +101,20 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3) << r.out;
   EXPECT_EQ(r.out.rfind("0 ||| ", 0), 0u) << r.out;
 
-  // A sentence longer than max_positions is cut with a warning naming its line.
+  // The GRU reads a source longer than max_positions whole (no position table ends); asked
+  // for a limit, translate cuts it with a warning naming its line.
   std::string long_line;
   for (int i = 0; i < 80; ++i) long_line += "el uno y el dos ";
   r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --device cpu", "el tres\n" + long_line + "\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("stdin line 2: longer than max_positions=64"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("longer than max_positions"), std::string::npos) << r.err;
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --max-positions 64 --device cpu",
+              "el tres\n" + long_line + "\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("stdin line 2: longer than max_positions=64 pieces; translated its first 63"), std::string::npos)
+      << r.err;
+  expect_error(run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --max-positions 1", "uno\n"),
+               "--max-positions");
 
   const auto png = (root_ / "attention.png").string();
   r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --device cpu --attention-png " + quote(png),
@@ -241,16 +264,34 @@ TEST_F(RegressionCli, BadValueFailsFirstAndLeavesNothingBehind) {
   EXPECT_LE(std::stoi(config.substr(at + 17)), 30) << config;
 }
 
+// Budgets given on the command line (either spelling) bound that invocation only: the run's
+// config.ini keeps the config file's (here none), a later --resume takes its own budget, and
+// --resume without one uses the run's config. A reached budget changes nothing and names the
+// epoch as the progress lines count it (3 batches per epoch: 6 updates end epoch 2, the run
+// stands in epoch 3).
 TEST_F(RegressionCli, BudgetsDoNotStickAndAReachedBudgetChangesNothing) {
   const auto run = quote((root_ / "run").string());
-  ASSERT_EQ(run_cli(train("run", "--max-steps 4 --max-time 5")).status, 0);
-  const auto config = read_file((root_ / "run" / "config.ini").string());
-  EXPECT_NE(config.find("max_time = 0\n"), std::string::npos) << config;
+  ASSERT_EQ(run_cli(train("run", "--max-steps 4 --max-time 5 --max_epochs 9")).status, 0);
+  auto config = read_file((root_ / "run" / "config.ini").string());
+  for (const char* kept : {"max_time = 0\n", "max_steps = 0\n", "max_epochs = 0\n"})
+    EXPECT_NE(config.find(kept), std::string::npos) << config;
+  auto r = run_cli("train --run-dir " + run + " --resume --max-steps 6 --log_interval 1 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("done: 6 updates"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step 6 | epoch 3 |"), std::string::npos) << r.out;
+  EXPECT_NE(read_file((root_ / "run" / "config.ini").string()).find("max_steps = 0\n"), std::string::npos);
+  // The run's own budget, as a config file would give it.
+  config = read_file((root_ / "run" / "config.ini").string());
+  config.replace(config.find("max_steps = 0\n"), 14, "max_steps = 6\n");
+  atomic_write_text((root_ / "run" / "config.ini").string(), config);
   const auto checkpoint = read_file((root_ / "run" / "checkpoint_last.pt").string());
   const auto metrics = read_file((root_ / "run" / "metrics.jsonl").string());
-  auto r = run_cli("train --run-dir " + run + " --resume --device cpu");  // max_steps 4 is reached
+  r = run_cli("train --run-dir " + run + " --resume --device cpu");  // max_steps 6 is reached
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("nothing to train"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("at step 6, epoch 3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nothing to train: the run is at step 6, epoch 3 (2 done)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max_steps 6,"), std::string::npos) << r.out;
   EXPECT_EQ(read_file((root_ / "run" / "checkpoint_last.pt").string()), checkpoint);
   EXPECT_EQ(read_file((root_ / "run" / "metrics.jsonl").string()), metrics);
   // Evaluating needs only the split it scores.
@@ -282,6 +323,74 @@ TEST_F(RegressionCli, TranslateEdgeCases) {
   r = run_cli("translate --run-dir " + run + " --checkpoint last --attention-png /nonexistent/dir/a.png", "uno\n");
   expect_error(r, "/nonexistent/dir");
   EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+
+namespace {
+
+// Progress within seconds: the start line (parameters, batches, budget), the first update, and
+// a line after every log_seconds however large log_interval is; log_seconds = 0 leaves only
+// log_interval (and the first update). metrics.jsonl records only log_interval's reports.
+TEST_F(RegressionCli, ProgressShowsWithinSecondsWhateverLogInterval) {
+  auto r = run_cli(train("run", "--max-steps 5 --log_interval 1000 --log_seconds 1e-9"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  for (int step = 1; step <= 5; ++step)
+    EXPECT_NE(r.out.find("step " + std::to_string(step) + " | epoch "), std::string::npos) << step << r.out;
+  auto loaded = load_run((root_ / "run" / "checkpoint_last.pt").string(), torch::kCPU);
+  int64_t parameters = 0;
+  for (const auto& p : loaded.task->model()->parameters()) parameters += p.numel();
+  EXPECT_NE(r.out.find("training translation: " + std::to_string(parameters) + " parameters on cpu (fp32) | 3 batches "
+                       "per epoch, 1 per update | budget: max_steps 5 | progress every 1000 updates or 1e-09 s"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("first update: "), std::string::npos) << r.out;
+  EXPECT_EQ(read_file((root_ / "run" / "metrics.jsonl").string()).find("\"loss\""), std::string::npos);
+
+  r = run_cli(train("quiet", "--max-steps 5 --log_interval 1000 --log_seconds 0"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("step 1 | epoch 1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("step 2 | epoch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("budget: max_steps 5 | progress every 1000 updates\n"), std::string::npos) << r.out;
+}
+
+// Your own corpus with other split names (val.*): a clear error naming the missing file, the
+// expected names and what the folder holds, before any tokenizer is trained.
+TEST_F(RegressionCli, OwnCorpusWithOtherSplitNamesFailsBeforeTokenizers) {
+  for (const char* split : {"train", "val", "test"})
+    for (const char* lang : {"de", "en"}) write(root_ / "own" / (std::string(split) + "." + lang), "ein\none\n");
+  auto r = run_cli("train --config " + config() + " --data-dir " + quote((root_ / "own").string()) + " --run-dir " +
+                   quote((root_ / "run").string()) + " " + kTiny + " --src_lang de --tgt_lang en");
+  expect_error(r, (root_ / "own" / "valid.de").string() + ": no such file");
+  for (const char* named : {"train, valid and test", "train.de, train.en, valid.de, valid.en", "holds: test.de test.en "
+                            "train.de train.en val.de val.en"})
+    EXPECT_NE(r.err.find(named), std::string::npos) << named << r.err;
+  EXPECT_EQ(r.out.find("SentencePiece"), std::string::npos) << r.out;
+  for (const char* f : {"spm.de.model", "spm.en.model", "checkpoint_last.pt"}) EXPECT_FALSE(fs::exists(root_ / "run" / f)) << f;
+}
+
+// A Transformer with learned positions cuts sources to the run's max_positions (rows past it
+// were never trained), and --max-positions may lower the limit but not raise it.
+TEST_F(RegressionCli, TranslateCutsOnlyLearnedPositions) {
+  const std::string cfg = quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/transformer-base-es-en.ini");
+  const auto run = quote((root_ / "tf").string());
+  auto r = run_cli("train --config " + cfg + " --data-dir " + quote((root_ / "data").string()) + " --run-dir " + run +
+                   " --src_vocab_size 60 --tgt_vocab_size 60 --d_model 16 --num_heads 2 --ffn_dim 32 --positions learned"
+                   " --num_encoder_layers 1 --num_decoder_layers 1 --warmup_steps 10 --max_tokens 400 --max_positions 20"
+                   " --max-steps 2 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::string long_line;
+  for (int i = 0; i < 10; ++i) long_line += "el uno y el dos ";
+  r = run_cli("translate --run-dir " + run + " --checkpoint last --max-length 5 --device cpu", long_line + "\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("stdin line 1: longer than max_positions=20 pieces; translated its first 19"), std::string::npos)
+      << r.err;
+  r = run_cli("translate --run-dir " + run + " --checkpoint last --max-length 5 --max-positions 8 --device cpu",
+              long_line + "\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("longer than max_positions=8 pieces"), std::string::npos) << r.err;
+  expect_error(run_cli("translate --run-dir " + run + " --checkpoint last --max-positions 40", "uno\n"),
+               "learned positions end at max_positions=20");
 }
 
 }  // namespace

@@ -172,6 +172,62 @@ TEST(LrSchedule, KnownValues) {
   EXPECT_DOUBLE_EQ(q.lr_at(5), 0.5);
 }
 
+// warmup_fraction: a tenth of a 100-update budget is 10 updates of warm-up (known answers
+// of linear_warmup), written back as warmup_steps; with only max_time it is a tenth of the
+// time, read by the rate as training seconds.
+TEST(LrSchedule, WarmupFractionOfTheBudget) {
+  const auto schema = trainer_schema();
+  auto config = [&](std::vector<std::string> flags) {
+    flags.insert(flags.end(), {"--lr", "1", "--lr_schedule", "linear_warmup", "--warmup_fraction", "0.1"});
+    return Config::resolve(schema, "", flags);
+  };
+  Config steps = config({"--max_steps", "100"});
+  resolve_warmup_fraction(steps, 100);
+  EXPECT_EQ(steps.get("warmup_steps"), "10");
+  EXPECT_EQ(steps.get_double("warmup_fraction"), 0);
+  const LrSchedule by_steps(lr_schedule_options(steps));
+  EXPECT_DOUBLE_EQ(by_steps.lr_at(1), 0.1);
+  EXPECT_DOUBLE_EQ(by_steps.lr_at(5), 0.5);
+  EXPECT_DOUBLE_EQ(by_steps.lr_at(10), 1.0);
+  EXPECT_DOUBLE_EQ(by_steps.lr_at(60), 1.0);
+  EXPECT_EQ(by_steps.warmup_steps(), 10);
+
+  Config time = config({"--max_time", "10"});  // minutes
+  resolve_warmup_fraction(time, 0);
+  EXPECT_DOUBLE_EQ(time.get_double("warmup_time"), 1.0);  // minutes
+  const LrSchedule by_time(lr_schedule_options(time));
+  EXPECT_DOUBLE_EQ(by_time.lr_at(1, 15.0), 0.25);
+  EXPECT_DOUBLE_EQ(by_time.lr_at(500, 30.0), 0.5);  // the step does not count
+  EXPECT_DOUBLE_EQ(by_time.lr_at(2, 90.0), 1.0);
+  EXPECT_EQ(by_time.warmup_steps(), 0);
+
+  auto error = [&](std::vector<std::string> flags) {
+    return test::user_error_of([&] {
+      Config c = Config::resolve(schema, "", flags);
+      resolve_warmup_fraction(c, c.get_int("max_steps"));
+    });
+  };
+  EXPECT_NE(error({"--warmup_fraction", "0.1", "--lr_schedule", "linear_warmup"}).find("needs a budget"), std::string::npos);
+  EXPECT_NE(error({"--warmup_fraction", "1.5", "--lr_schedule", "linear_warmup", "--max_steps", "9"}).find("[0, 1)"),
+            std::string::npos);
+  EXPECT_NE(error({"--warmup_fraction", "0.1", "--lr_schedule", "noam", "--max_time", "5"}).find("warmup_fraction"),
+            std::string::npos);
+  EXPECT_NE(error({"--warmup_fraction", "0.1", "--max_steps", "9"}).find("constant"), std::string::npos);
+}
+
+// The warning of a warm-up longer than a time budget, from the measured rate: 6 updates in the
+// first 60 s of a 10-minute budget reach about 6 + 0.1/s * 540 s = 60 updates.
+TEST(LrSchedule, WarmupBudgetWarning) {
+  const auto warning = warmup_budget_warning(400, 6, 6, 60.0, 600.0);
+  EXPECT_NE(warning.find("warmup_steps = 400"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("about 60"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("warmup_fraction"), std::string::npos) << warning;
+  EXPECT_EQ(warmup_budget_warning(60, 6, 6, 60.0, 600.0), "");        // ends exactly at the estimate
+  EXPECT_EQ(warmup_budget_warning(400, 100, 100, 60.0, 600.0), "");   // ~1000 updates fit
+  EXPECT_EQ(warmup_budget_warning(400, 410, 10, 60.0, 600.0), "");    // already past the warm-up
+  EXPECT_NE(warmup_budget_warning(400, 300, 6, 60.0, 600.0).find("about 354"), std::string::npos);  // resumed at 294
+}
+
 TEST(Batching, TokenBudgetAndDeterminism) {
   std::vector<int64_t> lengths = {5, 3, 9, 2, 7, 7, 1, 30};
   auto a = make_token_batches(lengths, 16, 0, true, 42);

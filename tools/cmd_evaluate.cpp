@@ -39,6 +39,9 @@ int run_evaluate(const std::vector<std::string>& args) {
        "valid (or dev) | test. Default: test, or valid for a task without a test split (word vectors)")
       ("data-dir", po::value<std::string>(), "corpus folder (default: the run's data_dir)")
       ("no-bleu", po::bool_switch(), "the loss-based scores only: no decoding, so no BLEU")
+      ("max-sentences", po::value<int64_t>()->default_value(0),
+       "translation: decode (BLEU) only the split's first N sentences, said in the report; loss and perplexity "
+       "stay over the whole split (0 = all)")
       ("json", po::bool_switch(),
        "print one JSON object instead of the human report: {\"task\", \"split\", \"checkpoint\", \"step\", "
        "\"metrics\": {NAME: {\"value\", \"better\": \"higher\"|\"lower\" (absent for counts), \"unit\"}}}");
@@ -46,6 +49,7 @@ int run_evaluate(const std::vector<std::string>& args) {
   auto vm = parse_args(args, desc, "evaluate --run-dir DIR [--split valid|test] [--json] [OPTIONS]");
   if (!vm) return 0;
   const auto search = search_options(*vm);
+  if ((*vm)["max-sentences"].as<int64_t>() < 0) throw UserError("--max-sentences: must be 0 (all) or positive");
   const bool json = (*vm)["json"].as<bool>();
   const auto run_dir = (*vm)["run-dir"].as<std::string>();
   const auto which = (*vm)["checkpoint"].as<std::string>();
@@ -67,6 +71,7 @@ int run_evaluate(const std::vector<std::string>& args) {
     options.device = parse_device((*vm)["device"].as<std::string>());
     options.batch_size = (*vm)["batch-size"].as<int64_t>();
     options.decode = !(*vm)["no-bleu"].as<bool>();
+    options.max_decoded = (*vm)["max-sentences"].as<int64_t>();
     options.search = &search;
     options.output_prefix = run_dir + "/hyp." + to_string(split) + "." + which;
     metrics = run.task->evaluate(split, options);

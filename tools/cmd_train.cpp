@@ -16,7 +16,7 @@ namespace nlpzoo::cli {
 namespace {
 
 const char* kUsage = "train --config FILE.ini --run-dir DIR [--data-dir DIR] [--resume] [--max-time MINUTES] "
-                     "[--max-steps N] [--device D] [--KEY VALUE ...]";
+                     "[--max-steps N] [--max-epochs N] [--device D] [--KEY VALUE ...]";
 
 // The Trainer's keys once, then each task's own keys: `tasks` (all, or the one asked for).
 void print_help(const po::options_description& desc, const std::vector<std::string>& tasks) {
@@ -26,7 +26,10 @@ void print_help(const po::options_description& desc, const std::vector<std::stri
   std::cout << "Usage: nlpzoo " << kUsage << "\n\n" << desc
             << "\nEvery config key can also be given as --KEY VALUE (or --KEY=VALUE); the command line wins\n"
                "over the INI file, which wins over the defaults below. A run reads the Trainer's keys and its\n"
-               "task's keys.\n"
+               "task's keys. The run folder keeps the resolved config (RUN_DIR/config.ini, which --resume\n"
+               "reads), except budgets: max_steps, max_epochs and max_time given on the command line (either\n"
+               "spelling) bound this invocation only; --resume without them uses the run's own.\n"
+               "Corpus files: each task reads its own under data_dir, named by split (train, valid, test).\n"
             << "\nConfig keys of the Trainer (every task, with defaults):\n" << trainer_schema().help_text();
   for (const auto& section : sections) std::cout << section;
 }
@@ -40,7 +43,8 @@ int run_train(const std::vector<std::string>& args) {
       ("data-dir", po::value<std::string>(), "corpus folder (overrides the config's data_dir; default data/bible)")
       ("resume", po::bool_switch(), "continue exactly from RUN_DIR/checkpoint_last.pt")
       ("max-time", po::value<double>(), "stop after this many minutes of this invocation (overrides max_time)")
-      ("max-steps", po::value<int64_t>(), "stop after this many updates in total (overrides max_steps)")
+      ("max-steps", po::value<int64_t>(), "stop once the run has made this many updates in total (overrides max_steps)")
+      ("max-epochs", po::value<int64_t>(), "stop once the run has read this many epochs in total (overrides max_epochs)")
       ("device", po::value<std::string>(), "auto | cpu | cuda | cuda:N (overrides device; default auto)")
       ("task", po::value<std::string>(), "with --help: list only this task's config keys; otherwise the config "
                                          "file's task key, which it must equal")
@@ -74,6 +78,8 @@ int run_train(const std::vector<std::string>& args) {
   if (vm.count("data-dir")) overrides.insert(overrides.end(), {"--data_dir", vm["data-dir"].as<std::string>()});
   if (vm.count("max-time")) overrides.insert(overrides.end(), {"--max_time", std::to_string(vm["max-time"].as<double>())});
   if (vm.count("max-steps")) overrides.insert(overrides.end(), {"--max_steps", std::to_string(vm["max-steps"].as<int64_t>())});
+  if (vm.count("max-epochs"))
+    overrides.insert(overrides.end(), {"--max_epochs", std::to_string(vm["max-epochs"].as<int64_t>())});
   if (vm.count("device")) overrides.insert(overrides.end(), {"--device", vm["device"].as<std::string>()});
 
   const std::string task_name = read_task_name(config_path);
@@ -88,7 +94,10 @@ int run_train(const std::vector<std::string>& args) {
   torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
   auto task = make_task(task_name);
   task->setup(config, {config.get("data_dir"), run_dir, {Split::kTrain, Split::kValid}, resume});
-  return Trainer(*task, config, task_name, run_dir).train(resume);
+  Trainer trainer(*task, config, task_name, run_dir);
+  // The run keeps the config file's budgets; the command line's bound this invocation.
+  trainer.keep_budgets(Config::resolve(task_schema(task_name), config_path, {}));
+  return trainer.train(resume);
 }
 
 }  // namespace

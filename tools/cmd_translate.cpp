@@ -22,7 +22,11 @@ int run_translate(const std::vector<std::string>& args) {
       ("attention-png", po::value<std::string>(),
        "draw the attention weights of the first non-empty sentence's best translation as a heatmap PNG")
       ("attention-head", po::value<int64_t>()->default_value(-1),
-       "Transformer runs: which head of the last decoder layer's cross-attention to draw (-1 = mean over heads)");
+       "Transformer runs: which head of the last decoder layer's cross-attention to draw (-1 = mean over heads)")
+      ("max-positions", po::value<int64_t>(),
+       "cut each source to this many pieces, EOS included, with a warning naming the line (0 = no limit). Default: "
+       "the model's limit: the run's max_positions for a Transformer with learned positions (at most that), none "
+       "for the RNN and sinusoidal or relative positions");
   auto vm = parse_args(args, desc, "translate --run-dir DIR [OPTIONS] < source.txt > translations.txt");
   if (!vm) return 0;
   auto options = search_options(*vm);
@@ -41,7 +45,16 @@ int run_translate(const std::vector<std::string>& args) {
     if (head < 0 || head >= heads) throw UserError("--attention-head: must be -1 or in [0, " + std::to_string(heads) + ")");
     task.set_attention_head(head);
   }
-  const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), task.max_positions(),
+  int64_t max_positions = task.max_positions();
+  if (vm->count("max-positions")) {
+    const int64_t asked = (*vm)["max-positions"].as<int64_t>();
+    if (asked < 0 || asked == 1) throw UserError("--max-positions: must be 0 (no limit) or at least 2, got " + std::to_string(asked));
+    if (max_positions > 0 && (asked == 0 || asked > max_positions))
+      throw UserError("--max-positions " + std::to_string(asked) + ": this model's learned positions end at max_positions=" +
+                      std::to_string(max_positions) + " (rows past it were never trained); give at most that");
+    max_positions = asked;
+  }
+  const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), max_positions,
                               parse_device((*vm)["device"].as<std::string>()));
   const auto lines = read_stdin_lines();
   const auto results = translator.translate(lines, options, (*vm)["batch-size"].as<int64_t>());
@@ -50,8 +63,8 @@ int run_translate(const std::vector<std::string>& args) {
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     if (r.truncated)
-      std::cerr << "nlpzoo translate: warning: stdin line " << i + 1 << ": longer than max_positions=" << task.max_positions()
-                << " pieces; translated its first " << task.max_positions() - 1 << " pieces" << std::endl;
+      std::cerr << "nlpzoo translate: warning: stdin line " << i + 1 << ": longer than max_positions=" << max_positions
+                << " pieces; translated its first " << max_positions - 1 << " pieces (see --max-positions)" << std::endl;
     if (r.hypotheses.empty()) {  // an empty line translates to an empty line (in either format)
       std::cout << (options.n_best == 1 ? "" : std::to_string(i) + " |||  ||| 0") << "\n";
       continue;

@@ -14,8 +14,9 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
       ("length-penalty", po::value<double>()->default_value(d.length_penalty, "0.7"),
        "alpha of the length normalisation score/lp(len); 0 = raw log-probability")
       ("length-penalty-form", po::value<std::string>()->default_value("course"),
-       "course: lp = len^alpha (plain length normalisation, as the course teaches); "
-       "gnmt: lp = ((5+len)/6)^alpha (Wu et al. 2016)")
+       "how a hypothesis' summed log-probability is divided by lp(length), length = its pieces, EOS counted "
+       "once finished. course: lp = length^alpha (plain length normalisation); gnmt: lp = ((5 + length) / 6)^alpha "
+       "(GNMT, Wu et al. 2016)")
       ("max-length-ratio", po::value<double>()->default_value(d.max_length_ratio, "1.5"),
        ratio_help.c_str())
       ("max-length", po::value<int64_t>()->default_value(d.max_length), "longest output in pieces")

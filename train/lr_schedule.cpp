@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <stdexcept>
 
 #include "datasets/io.h"
 
@@ -13,6 +15,10 @@ ConfigSchema lr_schedule_schema() {
       .add("lr_schedule", "constant", "learning-rate schedule",
            {"constant", "linear_warmup", "inverse_sqrt", "noam", "plateau", "linear_decay"})
       .add("warmup_steps", "0", "updates of linear warmup from 0 to lr")
+      .add("warmup_fraction", "0", "warm-up as a fraction of the budget (replaces warmup_steps when > 0): of max_steps "
+                                   "or max_epochs' updates, else of max_time (then in training time; not with noam or "
+                                   "inverse_sqrt). Written into the run's config as warmup_steps or warmup_time")
+      .add("warmup_time", "0", "minutes of training time of linear warmup (derived from warmup_fraction; 0 = none)")
       .add("plateau_factor", "0.5", "plateau: multiply lr by this when valid loss stops improving")
       .add("plateau_patience", "1", "plateau: validations without improvement before decaying")
       .add("min_lr", "1e-6", "plateau, linear_decay: lower bound of the learning rate")
@@ -32,6 +38,9 @@ LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
                                     : LrScheduleKind::kConstant;
   o.lr = c.get_double("lr");
   o.warmup_steps = c.get_int("warmup_steps");
+  o.warmup_time_s = c.get_double("warmup_time") * 60;
+  if (c.get_double("warmup_fraction") != 0)
+    throw std::logic_error("lr_schedule_options: warmup_fraction must be resolved first (resolve_warmup_fraction)");
   o.d_model = d_model;
   o.plateau_factor = c.get_double("plateau_factor");
   o.plateau_patience = c.get_int("plateau_patience");
@@ -48,10 +57,53 @@ LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
   return o;
 }
 
-double LrSchedule::lr_at(int64_t step) const {
+void resolve_warmup_fraction(Config& c, int64_t planned_updates) {
+  const double f = c.get_double("warmup_fraction");
+  if (f == 0) return;
+  if (!(f > 0 && f < 1)) throw UserError("config key 'warmup_fraction': must be in [0, 1), got " + c.get("warmup_fraction"));
+  if (c.get("lr_schedule") == "constant")
+    throw UserError("config key 'warmup_fraction': lr_schedule constant has no warm-up; use linear_warmup");
+  const double max_time = c.get_double("max_time");
+  if (planned_updates > 0) {
+    c.set("warmup_steps", std::to_string(std::max<int64_t>(1, std::llround(f * planned_updates))));
+  } else if (max_time > 0) {
+    const auto& kind = c.get("lr_schedule");
+    if (kind == "noam" || kind == "inverse_sqrt")
+      throw UserError("config key 'warmup_fraction': a time-based warm-up (budget max_time only) needs lr_schedule "
+                      "linear_warmup, plateau or linear_decay; " + kind + " decays from warmup_steps, so set "
+                      "warmup_steps (or max_steps)");
+    c.set("warmup_time", std::to_string(f * max_time));
+  } else {
+    throw UserError("config key 'warmup_fraction': a fraction of the budget needs a budget (max_steps, max_epochs or "
+                    "max_time)");
+  }
+  c.set("warmup_fraction", "0");
+}
+
+std::string warmup_budget_warning(int64_t warmup_steps, int64_t step_now, int64_t updates, double elapsed_s,
+                                  double max_time_s) {
+  if (warmup_steps <= step_now || updates <= 0 || elapsed_s <= 0 || max_time_s <= 0) return "";
+  const double rate = updates / elapsed_s;
+  const int64_t reachable = step_now + std::llround(rate * std::max(0.0, max_time_s - elapsed_s));
+  if (warmup_steps <= reachable) return "";
+  char rate_text[32];
+  std::snprintf(rate_text, sizeof rate_text, "%.3g", rate);
+  return "warning: warm-up lasts warmup_steps = " + std::to_string(warmup_steps) + " updates, but at " + rate_text +
+         " updates/s max_time allows about " + std::to_string(reachable) +
+         ": the learning rate will still be rising when the budget ends. Lower warmup_steps, or give the warm-up as "
+         "a fraction of the budget (warmup_fraction, e.g. 0.1)";
+}
+
+int64_t LrSchedule::warmup_steps() const {
+  return options_.kind == LrScheduleKind::kConstant || options_.warmup_time_s > 0 ? 0 : options_.warmup_steps;
+}
+
+double LrSchedule::lr_at(int64_t step, double elapsed_s) const {
   const auto& o = options_;
   const double s = static_cast<double>(std::max<int64_t>(step, 1));
-  const double w = o.warmup_steps > 0 ? std::min(1.0, s / o.warmup_steps) : 1.0;
+  const double w = o.warmup_time_s > 0  ? std::min(1.0, elapsed_s / o.warmup_time_s)
+                   : o.warmup_steps > 0 ? std::min(1.0, s / o.warmup_steps)
+                                        : 1.0;
   double lr = o.lr;
   switch (o.kind) {
     case LrScheduleKind::kConstant: break;

@@ -16,6 +16,8 @@ struct LrScheduleOptions {
   LrScheduleKind kind = LrScheduleKind::kConstant;
   double lr = 1e-3;             // peak rate
   int64_t warmup_steps = 0;     // linear warmup from 0 to lr over these updates (all kinds)
+  double warmup_time_s = 0;     // > 0: the warm-up lasts this many seconds of training time instead
+                                // (time-budgeted runs: warmup_fraction of max_time, as 24h-BERT)
   int64_t d_model = 0;          // noam only: the model width (Task::TrainingProfile::d_model)
   double plateau_factor = 0.5;  // plateau: multiply the rate by this ...
   int64_t plateau_patience = 1; // ... after this many validations without improvement
@@ -27,15 +29,33 @@ struct LrScheduleOptions {
 ConfigSchema lr_schedule_schema();
 /// The schedule from the config's keys; `d_model` is the model's width for noam (0: none).
 /// Throws UserError naming the key for noam without warmup_steps or a model without d_model,
-/// and for linear_decay without decay_steps.
+/// for linear_decay without decay_steps, and for a warmup_fraction left underived
+/// (resolve_warmup_fraction).
 LrScheduleOptions lr_schedule_options(const Config& config, int64_t d_model = 0);
+
+/// Turns warmup_fraction f > 0 into the warm-up a run keeps, written into `config` (so a
+/// resumed run continues the same schedule): with a step budget (`planned_updates` > 0, from
+/// max_steps or max_epochs) warmup_steps = max(1, round(f * planned_updates)); otherwise, with
+/// max_time T minutes, warmup_time = f * T minutes of training time (24h-BERT's time-based
+/// schedule, Izsak et al. 2021). warmup_fraction is then set to 0. Does nothing for f = 0.
+/// Throws UserError naming warmup_fraction for f outside [0, 1), for a run without any budget,
+/// for lr_schedule constant (no warm-up), and for a time-based warm-up with noam or inverse_sqrt, whose decay starts at warmup_steps.
+void resolve_warmup_fraction(Config& config, int64_t planned_updates);
+
+/// Whether a time budget leaves room for the warm-up: the run did `updates` updates (this
+/// invocation) in `elapsed_s` seconds and ends after `max_time_s`; at that rate it reaches about
+/// step_now + updates / elapsed_s * (max_time_s - elapsed_s). Returns a one-line warning naming
+/// warmup_steps and that estimate when warmup_steps exceeds it, else "".
+std::string warmup_budget_warning(int64_t warmup_steps, int64_t step_now, int64_t updates, double elapsed_s,
+                                  double max_time_s);
 
 class LrSchedule {
  public:
   explicit LrSchedule(const LrScheduleOptions& options) : options_(options) {}
 
   /// Rate for update `step` >= 1:
-  ///   warmup factor      w(step) = min(1, step / warmup_steps)          (1 if warmup_steps = 0)
+  ///   warmup factor      w(step) = min(1, step / warmup_steps)          (1 if warmup_steps = 0),
+  ///                      or min(1, elapsed_s / warmup_time_s) with a time-based warm-up
   ///   constant           lr
   ///   linear_warmup      lr * w(step)
   ///   inverse_sqrt       lr * w(step) * sqrt(max(warmup_steps,1) / max(step, warmup_steps)) (fairseq)
@@ -43,7 +63,10 @@ class LrSchedule {
   ///   plateau            lr * w(step) * factor^k after k reductions
   ///   linear_decay       max(min_lr, lr * w(step) * (1 - (step - 1) / decay_steps)) (word2vec.c's
   ///                      alpha = starting_alpha * max(1e-4, 1 - words_done / words_total))
-  double lr_at(int64_t step) const;
+  /// `elapsed_s`: training time so far (all invocations), read only by a time-based warm-up.
+  double lr_at(int64_t step, double elapsed_s = 0) const;
+  /// Updates of step-based warm-up that the rate depends on (0: none or time-based).
+  int64_t warmup_steps() const;
 
   /// Plateau decay (any kind): called with each validation loss.
   void on_validation(double valid_loss);

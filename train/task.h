@@ -79,6 +79,7 @@ struct EvaluationOptions {
   bool decode = true;                  // false: the loss-based scores only (no decoding, no BLEU)
   const SearchOptions* search = nullptr;  // how to decode (beam, length penalty); null = SearchOptions{}
   std::string output_prefix;  // tasks that decode write their outputs to "<prefix>.<what>.txt"; "" = nowhere
+  int64_t max_decoded = 0;    // decode (BLEU) only the split's first N sentences; 0 = all (loss scores: all)
 };
 
 class Task {

@@ -28,11 +28,15 @@ void add_to(torch::Tensor& sum, const torch::Tensor& x) {
 
 }  // namespace
 
-TrainLog::TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval)
+TrainLog::TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval,
+                   double log_seconds)
     : path_(std::move(metrics_path)), profile_(std::move(profile)), gradients_(gradients),
-      log_interval_(std::max<int64_t>(1, log_interval)), progress_(Progress::stdout_is_terminal()) {}
+      log_interval_(std::max<int64_t>(1, log_interval)), log_seconds_(log_seconds),
+      progress_(Progress::stdout_is_terminal()) {}
 
 void TrainLog::start(bool resume, int64_t step) {
+  first_update_ = true;
+  report_start_ = printed_ = std::chrono::steady_clock::now();
   if (!fs::exists(path_)) return;
   if (!resume) {
     fs::remove(path_);
@@ -57,15 +61,21 @@ void TrainLog::update(const Update& u) {
   const auto now = std::chrono::steady_clock::now();
   const double units_per_s = units_ / std::max(1e-9, std::chrono::duration<double>(now - report_start_).count());
   const bool report = u.step % log_interval_ == 0;
-  if (report) {
-    // The one read-back of the interval.
+  // Printed but not recorded: metrics.jsonl stays a function of log_interval alone, so a
+  // resumed run's file equals an uninterrupted one's whatever the machine's speed.
+  const bool print = report || first_update_ ||
+                     (log_seconds_ > 0 && std::chrono::duration<double>(now - printed_).count() >= log_seconds_);
+  first_update_ = false;
+  if (print) {
+    printed_ = now;
+    // The one read-back of the interval (or of its part so far).
     auto sums = (grad_sum_.defined() ? torch::stack({loss_sum_, grad_sum_.to(loss_sum_.device())}) : loss_sum_.view({1}))
                     .to(torch::kCPU);
     loss_ = sums[0].item<double>() / std::max<int64_t>(1, units_);
     if (grad_sum_.defined()) grad_norm_ = sums[1].item<double>() / updates_;
   }
   progress_.update({u.step, u.epoch, loss_, profile_.perplexity, u.lr, units_per_s, profile_.unit, grad_norm_, u.eta_s},
-                   report);
+                   print);
   if (!report) return;
   nlohmann::json record{{"step", u.step}, {"epoch", u.epoch + 1}, {"loss", *loss_}, {"lr", u.lr},
                         {profile_.unit + "_per_s", units_per_s}, {"elapsed_s", u.elapsed_s}};

@@ -1,7 +1,8 @@
 #pragma once
 // What a training run reports, in its task's units (Task::TrainingProfile): a live progress
 // line every update on a terminal, a plain line and a metrics.jsonl record every log_interval
-// updates, and each validation's results. Values on the device are read back once per report,
+// updates (printed also every log_seconds and at an invocation's first update, so a slow run
+// shows it is alive), and each validation's results. Values on the device are read back once per report,
 // never per update (a sync per step on CUDA).
 //
 // metrics.jsonl, one JSON object per line:
@@ -25,7 +26,10 @@ namespace nlpzoo {
 class TrainLog {
  public:
   /// `gradients`: the updates form gradients whose norm is worth reporting (not in place).
-  TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval);
+  /// Records (metrics.jsonl) and prints every `log_interval` updates; also prints after
+  /// `log_seconds` without a printed line (0: never by time) and the first update after start().
+  TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval,
+           double log_seconds = 0);
 
   /// A fresh run removes metrics.jsonl; a run resumed at `step` drops the records logged after
   /// it (the resumed run logs those steps again), so the file has no duplicates and no gaps.
@@ -40,7 +44,8 @@ class TrainLog {
     double elapsed_s = 0;     // training time over all runs
     double eta_s = -1;
   };
-  /// Records one update; prints and logs at every log_interval-th step.
+  /// Records one update; prints and logs at every log_interval-th step; prints also after
+  /// log_seconds without a line and at the first update after start().
   void update(const Update& u);
 
   /// One validation: per-unit loss, the task's named metrics, whether it is the best so far.
@@ -55,11 +60,14 @@ class TrainLog {
   Task::TrainingProfile profile_;
   bool gradients_;
   int64_t log_interval_;
+  double log_seconds_;
+  bool first_update_ = true;  // of this invocation: reported, so a slow run shows it is alive
   Progress progress_;
   // Since the last report: sums on the device, read back at the report.
   torch::Tensor loss_sum_, grad_sum_;
   int64_t units_ = 0, updates_ = 0;
   std::chrono::steady_clock::time_point report_start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point printed_ = report_start_;  // the last printed line
   // The last report's values, shown on the live line until the next one.
   std::optional<double> loss_, grad_norm_;
 };

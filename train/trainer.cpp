@@ -36,9 +36,10 @@ ConfigSchema trainer_schema() {
       .add("seed", "1234", "seed of parameter init, dropout and batch order")
       .add("max_epochs", "0", "stop after this many epochs (0 = no limit)")
       .add("max_steps", "0", "stop after this many updates in total (0 = no limit)")
-      .add("max_time", "0", "stop after this many minutes of this invocation (0 = no limit)")
+      .add("max_time", "0", "stop after this many minutes of each invocation (0 = no limit)")
       .add("valid_interval", "500", "validate and save every N updates (0 = once per epoch)")
       .add("log_interval", "50", "print and log metrics every N updates")
+      .add("log_seconds", "30", "also print and log after N seconds without a report (0 = only log_interval)")
       .add("patience", "0", "stop after N validations without improvement (0 = never)")
       .add("device", "auto", "auto | cpu | cuda | cuda:N")
       .add("data_dir", "data/bible", "corpus folder (the task says which files it reads there)");
@@ -140,6 +141,9 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device) {
 }
 
 namespace {
+
+// The budgets of one invocation (Trainer::keep_budgets).
+constexpr const char* kBudgetKeys[] = {"max_steps", "max_epochs", "max_time"};
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
@@ -254,6 +258,7 @@ struct Trainer::State {
   int64_t first_step = 0;
   int64_t epoch_size = 0;            // batches of the epoch being read (for the ETA)
   int64_t last_validated_step = -1;  // a run validates each step at most once
+  bool warmup_checked = false;       // warmup_budget_warning is asked once per invocation
 };
 
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir)
@@ -261,8 +266,10 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
       run_dir_(std::move(run_dir)), device_(parse_device(config_.get("device"))) {
   check_trainer_config(config_);
   state_ = std::make_shared<State>(config_, TrainLog(run_dir_ + "/metrics.jsonl", profile_, !task_.updates_in_place(),
-                                                     config_.get_int("log_interval")));
+                                                     config_.get_int("log_interval"), config_.get_double("log_seconds")));
   check_optimizer(config_, profile_);
+  // Derived once, from this invocation's budget, and written into the saved config.
+  if (config_.get_double("warmup_fraction") != 0) resolve_warmup_fraction(config_, planned_updates());
   // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
   // is written into the saved config, so a resumed run keeps the same schedule.
   if (config_.get("lr_schedule") == "linear_decay" && config_.get_int("decay_steps") == 0) {
@@ -294,10 +301,13 @@ int64_t Trainer::planned_updates() {
   return updates;
 }
 
+void Trainer::keep_budgets(const Config& run_config) {
+  for (const char* key : kBudgetKeys) kept_budgets_[key] = run_config.get(key);
+}
+
 std::string Trainer::saved_config() const {
-  // max_time budgets one invocation: a later --resume should not inherit it.
   Config saved = config_;
-  saved.set("max_time", "0");
+  for (const auto& [key, value] : kept_budgets_) saved.set(key, value);
   return saved.to_ini();
 }
 
@@ -319,7 +329,8 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
   std::string changed;
   for (const auto& [key, value] : config_.values()) {
     auto it = before.find(key);
-    if (it == before.end() || it->second == value || key == "max_time" || key == "max_steps") continue;
+    const bool budget = std::find(std::begin(kBudgetKeys), std::end(kBudgetKeys), key) != std::end(kBudgetKeys);
+    if (it == before.end() || it->second == value || budget) continue;
     changed += (changed.empty() ? "" : ", ") + key + " (" + it->second + " -> " + value + ")";
   }
   return changed.empty() ? "" : "; config keys changed since the checkpoint: " + changed +
@@ -376,6 +387,7 @@ Trainer::StepOutput Trainer::accumulate(double lr) {
     t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
     t.batch_index = last_of_epoch ? 0 : item->index + 1;
     s.epoch_size = item->epoch_size;
+    out.examples += item->batch.num_examples;
     LossOutput loss;
     if (in_place) {
       torch::NoGradGuard no_grad;
@@ -407,7 +419,7 @@ torch::Tensor Trainer::apply(int64_t units, double lr) {
 Trainer::StepOutput Trainer::step() {
   auto& t = state_->training;
   // The rate of the update these batches make; a task that updates in place applies it itself.
-  const double lr = schedule_->lr_at(t.step + 1);
+  const double lr = schedule_->lr_at(t.step + 1, state_->elapsed_before + seconds_since(state_->run_start));
   auto out = accumulate(lr);
   if (out.units == 0) return out;
   if (!task_.updates_in_place()) out.grad_norm = apply(out.units, lr);
@@ -463,9 +475,11 @@ bool Trainer::begin(bool resume) {
     s.log.message("resumed from " + last + " at step " + std::to_string(t.step) + ", epoch " + std::to_string(t.epoch + 1));
     const Stop stop = stop_reason();
     if (stop == Stop::kBudget) {
-      s.log.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " + std::to_string(t.epoch) +
-                    ", and a budget is reached (max_steps " + config_.get("max_steps") + ", max_epochs " +
-                    config_.get("max_epochs") + "); raise it, e.g. --max-steps N");
+      // Epochs counted from 1, as the "resumed" line and the progress lines count them.
+      s.log.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " +
+                    std::to_string(t.epoch + 1) + " (" + std::to_string(t.epoch) +
+                    " done), and a budget is reached (max_steps " + config_.get("max_steps") + ", max_epochs " +
+                    config_.get("max_epochs") + "); raise it for this invocation, e.g. --max-steps N");
       return false;
     }
     if (stop == Stop::kEarlyStopping) {
@@ -484,6 +498,35 @@ bool Trainer::begin(bool resume) {
   return true;
 }
 
+std::string Trainer::start_line() {
+  const auto& s = *state_;
+  int64_t parameters = 0;
+  for (const auto& p : model_->parameters()) parameters += p.numel();
+  std::ostringstream line;
+  line << "training " << task_name_ << ": " << parameters << " parameters on " << device_ << " ("
+       << config_.get("precision") << ") | " << task_.num_batches(Split::kTrain, s.training.epoch)
+       << " batches per epoch, " << s.update_freq << " per update | budget:";
+  if (s.max_steps > 0) line << " max_steps " << s.max_steps;
+  if (s.max_epochs > 0) line << " max_epochs " << s.max_epochs;
+  if (s.max_time_s > 0) line << " max_time " << s.max_time_s / 60 << " min";
+  if (s.max_steps <= 0 && s.max_epochs <= 0 && s.max_time_s <= 0) line << " none (stop with Ctrl-C)";
+  line << " | progress every " << config_.get("log_interval") << " updates";
+  if (const double seconds = config_.get_double("log_seconds"); seconds > 0) line << " or " << seconds << " s";
+  return line.str();
+}
+
+void Trainer::check_warmup_budget() {
+  auto& s = *state_;
+  const int64_t warmup = schedule_->warmup_steps();
+  if (s.warmup_checked || s.max_time_s <= 0 || warmup <= s.training.step) return;
+  // After a minute (or a tenth of a shorter budget) the measured rate is a fair estimate.
+  const double run = seconds_since(s.run_start);
+  if (run < std::min(60.0, s.max_time_s / 10)) return;
+  s.warmup_checked = true;
+  const auto warning = warmup_budget_warning(warmup, s.training.step, s.training.step - s.first_step, run, s.max_time_s);
+  if (!warning.empty()) s.log.message(warning);
+}
+
 int Trainer::loop() {
   auto& s = *state_;
   auto& t = s.training;
@@ -495,6 +538,10 @@ int Trainer::loop() {
     if (out.units == 0) break;
     s.log.update({t.step, t.epoch, t.lr, out.loss_sum, out.units, out.grad_norm,
                   s.elapsed_before + seconds_since(s.run_start), eta_s()});
+    if (t.step == s.first_step + 1)
+      s.log.message("first update: " + std::to_string(out.units) + " " + profile_.unit + " in " +
+                    std::to_string(out.examples) + " examples");
+    check_warmup_budget();
     const bool epoch_ended = t.epoch > epoch_before;
     if (s.valid_interval > 0 ? t.step % s.valid_interval == 0 : epoch_ended) validate();
   }
@@ -515,6 +562,7 @@ int Trainer::loop() {
 int Trainer::train(bool resume) {
   SigintGuard sigint;
   if (!begin(resume)) return 0;
+  state_->log.message(start_line());
   auto& batches = state_->batches;
   batches = std::make_unique<TrainBatches>(task_, state_->training.epoch, state_->training.batch_index);
   // The prefetch thread stops however the loop ends.

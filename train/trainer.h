@@ -67,6 +67,12 @@ class Trainer {
   /// resumable checkpoint).
   int train(bool resume);
 
+  /// The budgets (max_steps, max_epochs, max_time) of this Trainer's config bound this
+  /// invocation only; the run's config.ini and checkpoints keep `run_config`'s (the `nlpzoo
+  /// train` CLI passes the INI file's, so budgets given on the command line apply once and a
+  /// later --resume without them reads the run's own). Without a call, the config's are kept.
+  void keep_budgets(const Config& run_config);
+
  protected:
   // The parts of train(), one job each. Distributed data-parallel training wraps step()
   // (all-reducing the gradients and the unit count between accumulate and apply) and
@@ -78,6 +84,7 @@ class Trainer {
   struct StepOutput {
     torch::Tensor loss_sum;
     int64_t units = 0;
+    int64_t examples = 0;
     torch::Tensor grad_norm;
   };
   /// One update at the schedule's rate: accumulate, then apply (or the task's in-place updates).
@@ -105,6 +112,10 @@ class Trainer {
   bool budget_reached(double run_elapsed_s) const;
   int64_t planned_updates();  // updates max_steps and max_epochs allow (0: unbounded)
   double eta_s() const;
+  // "training <task>: N parameters on <device> | batches per epoch | budget | progress every ...".
+  std::string start_line();
+  // Once per invocation with max_time: warns when the warm-up will not end within the budget.
+  void check_warmup_budget();
 
   Task& task_;
   Task::TrainingProfile profile_;
@@ -116,6 +127,7 @@ class Trainer {
   std::unique_ptr<LrSchedule> schedule_;
   struct State;
   std::shared_ptr<State> state_;
+  std::map<std::string, std::string> kept_budgets_;  // keep_budgets
 };
 
 }  // namespace nlpzoo

@@ -51,16 +51,25 @@ Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options)
   if (!options.decode) return m;
   const SearchOptions search = options.search != nullptr ? *options.search : SearchOptions{};
   const Translator translator(decoder(), source_tokenizer(), target_tokenizer(), max_positions(), options.device);
-  const auto& corpus = raw_split(split);
+  // The decoded subset (the benches' and the quickstart's bound); the loss above covers all.
+  ParallelCorpus corpus = raw_split(split);
+  std::string subset;
+  if (options.max_decoded > 0 && options.max_decoded < static_cast<int64_t>(corpus.src.size())) {
+    subset = " (first " + std::to_string(options.max_decoded) + " of " + std::to_string(corpus.src.size()) +
+             " sentences)";
+    corpus.src.resize(options.max_decoded);
+    corpus.tgt.resize(options.max_decoded);
+  }
   const auto path = [&](const std::string& what) {
     return options.output_prefix.empty() ? std::string() : options.output_prefix + "." + what + ".txt";
   };
   SearchOptions greedy = search;
   greedy.beam_size = 1;
-  m.add(bleu_metrics(translator, corpus, greedy, options.batch_size, "bleu_greedy", "BLEU greedy", path("greedy")));
+  m.add(bleu_metrics(translator, corpus, greedy, options.batch_size, "bleu_greedy", "BLEU greedy" + subset,
+                     path("greedy")));
   if (search.beam_size > 1) {
     const std::string k = std::to_string(search.beam_size);
-    m.add(bleu_metrics(translator, corpus, search, options.batch_size, "bleu_beam" + k, "BLEU beam " + k,
+    m.add(bleu_metrics(translator, corpus, search, options.batch_size, "bleu_beam" + k, "BLEU beam " + k + subset,
                        path("beam" + k)));
   }
   return m;

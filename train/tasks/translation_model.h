@@ -16,7 +16,10 @@ class TranslationModel {
   virtual IncrementalDecoder& decoder() = 0;
   virtual const Tokenizer& source_tokenizer() const = 0;
   virtual const Tokenizer& target_tokenizer() const = 0;
-  /// Longest source the model reads, in pieces, EOS included.
+  /// Longest source the model can read, in pieces, EOS included; 0 = no limit. Only learned
+  /// position embeddings end (the Transformer with positions = learned: the run's
+  /// max_positions, past which no row was trained); the RNN, sinusoidal and relative
+  /// positions read any length.
   virtual int64_t max_positions() const = 0;
   /// Heads of the cross-attention the search reports (DecoderStep::attention) that can be
   /// shown one at a time; 0 when the model has a single attention (the RNN).

@@ -16,12 +16,14 @@ namespace nlpzoo {
 
 ConfigSchema translation_schema() {
   ConfigSchema s;
-  s.add("src_lang", "es", "source language: reads <data_dir>/<split>.<src_lang>")
-      .add("tgt_lang", "en", "target language: reads <data_dir>/<split>.<tgt_lang>")
+  s.add("src_lang", "es", "source language: reads <data_dir>/<split>.<src_lang> for the splits train and valid "
+                          "(training) and test (evaluate), e.g. train.es valid.es test.es")
+      .add("tgt_lang", "en", "target language: reads <data_dir>/<split>.<tgt_lang>, aligned by line with the source")
       .add("src_vocab_size", "8000", "source SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
       .add("tgt_vocab_size", "8000", "target SentencePiece vocabulary size, at most (= output classes)")
       .merge(tokenizer_schema())
-      .add("max_positions", "64", "longest sequence in pieces, EOS/BOS included; longer training pairs are skipped")
+      .add("max_positions", "64", "longest sequence in pieces, EOS/BOS included; longer training pairs are skipped, "
+                                  "longer valid/test sources are cut (translate: see --max-source-positions)")
       .add("arch", "rnn", "model: rnn (attention encoder-decoder, keys cell..input_feeding) or transformer "
                           "(Vaswani et al. 2017, keys d_model..share_embeddings)", {"rnn", "transformer"})
       .merge(rnn_schema())
@@ -118,8 +120,12 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
 
-  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   const std::string src_lang = config.get("src_lang"), tgt_lang = config.get("tgt_lang");
+  // A corpus named otherwise (val.de) fails here, not after the tokenizers are trained.
+  std::vector<std::string> split_names;
+  for (Split split : context.splits) split_names.push_back(to_string(split));
+  require_parallel_corpus(context.data_dir, split_names, {src_lang, tgt_lang});
+  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   if (transformer && config.get_bool("share_embeddings")) {
     // One vocabulary for both sides (Press & Wolf 2017), stored under both artifact names so
     // that loading, translation and export need no special case.
@@ -212,6 +218,10 @@ LossOutput TranslationTask::loss(const Batch& batch) {
   auto loss = sequence_cross_entropy(logits, batch.tensors.at("tgt_out"), kPadId,
                                      module_->is_training() ? label_smoothing_ : 0.0);
   return {loss, batch.num_tokens};
+}
+
+int64_t TranslationTask::max_positions() const {
+  return transformer_ && transformer_->options().positions() == PositionType::kLearned ? max_positions_ : 0;
 }
 
 Task::TrainingProfile TranslationTask::training_profile() const {

@@ -64,7 +64,7 @@ class TranslationTask : public Task, public TranslationModel {
   TransformerSeq2SeqImpl* transformer() { return transformer_ ? transformer_.get() : nullptr; }
   const Tokenizer& source_tokenizer() const override { return *src_tok_; }
   const Tokenizer& target_tokenizer() const override { return *tgt_tok_; }
-  int64_t max_positions() const override { return max_positions_; }
+  int64_t max_positions() const override;
   /// The Transformer's num_heads; 0 for the RNN (one attention).
   int64_t attention_heads() const override;
   void set_attention_head(int64_t head) override;
