@@ -226,3 +226,21 @@ TEST(Config, TrainerValuesAreCheckedAndNameTheKey) {
   }
   EXPECT_EQ(config_double_at_least(resolved(trainer_schema(), {"--lr", "1e-3"}), "lr"), 1e-3);
 }
+
+// A split the task did not load is a clear error, and asking for it leaves the task as it was
+// (TranslationTask looked it up with operator[], which inserted an empty split).
+TEST(TaskSplits, ASplitNotLoadedIsAnErrorNotAnEmptySplit) {
+  const auto dir = test::fresh_temp_dir("task_splits");
+  test::write_numbers_corpus(dir / "data");
+  Config config = resolved(task_schema("translation"),
+                           {"--src_vocab_size", "40", "--tgt_vocab_size", "40", "--embed_dim", "8", "--hidden_size", "8",
+                            "--attention_dim", "8"});
+  auto task = make_task("translation");
+  task->setup(config, {(dir / "data").string(), (dir / "run").string(), {Split::kTrain, Split::kValid}, false});
+  EXPECT_GT(task->num_batches(Split::kValid, 0), 0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const auto e = user_error_of([&] { task->num_batches(Split::kTest, 0); });
+    EXPECT_NE(e.find("the test split was not loaded"), std::string::npos) << e;
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -178,7 +178,7 @@ const std::vector<std::vector<int64_t>>& TranslationTask::plan(Split split, int6
   return plans_.get(
       split, epoch,
       [&] {
-        const auto& examples = examples_[split];
+        const auto& examples = loaded_split(examples_, split);
         std::vector<int64_t> lengths;
         lengths.reserve(examples.size());
         for (const auto& e : examples)
@@ -192,7 +192,7 @@ int64_t TranslationTask::num_batches(Split split, int64_t epoch) { return plan(s
 
 Batch TranslationTask::make_batch(Split split, int64_t epoch, int64_t index) {
   const auto& rows = plan(split, epoch).at(index);
-  const auto& examples = examples_[split];
+  const auto& examples = loaded_split(examples_, split);
   std::vector<std::vector<int64_t>> src, tgt_in, tgt_out;
   Batch batch;
   for (int64_t i : rows) {
