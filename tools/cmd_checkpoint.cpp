@@ -40,8 +40,10 @@ int run_upgrade(const std::vector<std::string>& args) {
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
-  for (const auto& file : files)
-    std::cout << file << (upgrade_checkpoint(file) ? ": upgraded to version 2" : ": already version 2") << std::endl;
+  for (const auto& file : files) {
+    const bool upgraded = upgrade_checkpoint(file);  // first: its warning goes before the line
+    std::cout << file << (upgraded ? ": upgraded to version 2" : ": already version 2") << std::endl;
+  }
   return 0;
 }
 
