@@ -1,6 +1,9 @@
 #include "datasets/io.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <filesystem>
@@ -55,6 +58,21 @@ void atomic_write(const std::string& path, const std::function<void(const std::s
     std::remove(tmp.c_str());
     throw UserError(path + ": could not rename the temporary file into place");
   }
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto at = name.rfind(".tmp.");
+    if (at == std::string::npos || at == 0 || !entry.is_regular_file(ec)) continue;
+    const std::string pid = name.substr(at + 5);
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path().string());
+  }
+  return removed;
 }
 
 void atomic_write_text(const std::string& path, const std::string& contents) {

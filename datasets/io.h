@@ -26,6 +26,11 @@ std::string read_file(const std::string& path);
 /// as it was. Throws UserError naming the path on any I/O failure.
 void atomic_write(const std::string& path, const std::function<void(const std::string& tmp_path)>& write);
 
+/// Removes the temporary files `<name>.tmp.<pid>` that atomic_write left in `dir` (not its
+/// subfolders) when process <pid> was killed mid-write: those whose process no longer runs
+/// (kill(pid, 0) fails with ESRCH). Returns the removed paths; a missing `dir` has none.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
+
 /// atomic_write of a string's bytes.
 void atomic_write_text(const std::string& path, const std::string& contents);
 

@@ -219,7 +219,8 @@ TEST(Config, TrainerValuesAreCheckedAndNameTheKey) {
       {"lr", "-1"},          {"lr", "nan"},           {"lr", "inf"},           {"clip_norm", "inf"},
       {"clip_norm", "-1"},   {"update_freq", "0"},    {"valid_interval", "-1"}, {"log_interval", "0"},
       {"max_time", "-2"},    {"max_steps", "-1"},     {"adam_beta2", "1"},     {"adam_eps", "0"},
-      {"weight_decay", "nan"}, {"warmup_steps", "-5"}, {"plateau_factor", "0"}, {"patience", "-1"}};
+      {"weight_decay", "nan"}, {"warmup_steps", "-5"}, {"plateau_factor", "0"}, {"patience", "-1"},
+      {"log_seconds", "-1"}, {"warmup_fraction", "1.5"}, {"warmup_time", "nan"}};
   for (const auto& [key, value] : bad) {
     const auto e = user_error_of([&] { check_trainer_config(resolved(trainer_schema(), {"--" + key, value})); });
     EXPECT_NE(e.find("config key '" + key + "'"), std::string::npos) << key << " = " << value << ": " << e;

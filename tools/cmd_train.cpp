@@ -72,8 +72,9 @@ int run_train(const std::vector<std::string>& args) {
   } else {
     if (config_path.empty()) throw UserError("--config is required (e.g. --config configs/seq2seq-bahdanau-es-en.ini)");
     // Never overwrite a run by accident: its checkpoints are hours of work.
-    if (fs::exists(last))
-      throw UserError(run_dir + " already holds a run (" + last + "); add --resume to continue it or choose another --run-dir");
+    for (const auto& held : {last, run_dir + "/checkpoint_best.pt"})
+      if (fs::exists(held))
+        throw UserError(run_dir + " already holds a run (" + held + "); add --resume to continue it or choose another --run-dir");
   }
   if (vm.count("data-dir")) overrides.insert(overrides.end(), {"--data_dir", vm["data-dir"].as<std::string>()});
   if (vm.count("max-time")) overrides.insert(overrides.end(), {"--max_time", std::to_string(vm["max-time"].as<double>())});

@@ -1,47 +1,78 @@
 #include "train/checkpoint.h"
 
+#include <zlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
 #include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "datasets/io.h"
+#include "train/checkpoint_v1.h"
+#include "train/safetensors.h"
 
 namespace nlpzoo {
 
 namespace {
 
-constexpr const char* kFormat = "nlpzoo-checkpoint-v1";
+constexpr const char* kFormat = "nlpzoo-checkpoint-v2";
+using Tensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
-torch::Tensor bytes_tensor(const std::string& s) {
-  auto t = torch::empty({static_cast<int64_t>(s.size())}, torch::kUInt8);
-  if (!s.empty()) std::memcpy(t.data_ptr(), s.data(), s.size());
-  return t;
+// JSON has no infinities or NaN (nlohmann writes null): those are written as strings.
+nlohmann::json json_double(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(std::to_string(x)); }
+double double_json(const nlohmann::json& j) { return j.is_string() ? std::stod(j.get<std::string>()) : j.get<double>(); }
+
+std::string state_json(const TrainingState& s) {
+  nlohmann::json schedule = nlohmann::json::array();
+  for (double x : s.schedule_state) schedule.push_back(json_double(x));
+  return nlohmann::json{{"step", s.step}, {"epoch", s.epoch}, {"batch_index", s.batch_index},
+                        {"bad_validations", s.bad_validations}, {"lr", json_double(s.lr)},
+                        {"best_valid_loss", json_double(s.best_valid_loss)}, {"elapsed_s", json_double(s.elapsed_s)},
+                        {"schedule_state", schedule}}
+      .dump();
 }
 
-std::string tensor_bytes(const torch::Tensor& t) {
-  auto c = t.contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), c.numel());
+TrainingState parse_state(const std::string& text) {
+  const auto j = nlohmann::json::parse(text);
+  TrainingState s;
+  s.step = j.at("step").get<int64_t>();
+  s.epoch = j.at("epoch").get<int64_t>();
+  s.batch_index = j.at("batch_index").get<int64_t>();
+  s.bad_validations = j.at("bad_validations").get<int64_t>();
+  s.lr = double_json(j.at("lr"));
+  s.best_valid_loss = double_json(j.at("best_valid_loss"));
+  s.elapsed_s = double_json(j.at("elapsed_s"));
+  for (const auto& x : j.at("schedule_state")) s.schedule_state.push_back(double_json(x));
+  return s;
 }
 
-torch::Tensor doubles_tensor(const std::vector<double>& v) {
-  return torch::tensor(v.empty() ? std::vector<double>{0.0} : v, torch::kFloat64).slice(0, 0, v.size());
-}
-
-std::vector<double> tensor_doubles(const torch::Tensor& t) {
-  auto c = t.contiguous().to(torch::kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-torch::serialize::InputArchive open_archive(const std::string& path) {
-  require_file(path, "checkpoint");
-  torch::serialize::InputArchive archive;
-  try {
-    archive.load_from(path);
-  } catch (const c10::Error& e) {
-    throw UserError(path + ": not a readable checkpoint (corrupt or truncated?)");
+std::string crc32_hex(const void* data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t done = 0; done < size;) {  // zlib takes at most 4 GiB at a time
+    const auto chunk = static_cast<uInt>(std::min<size_t>(size - done, 1u << 30));
+    crc = crc32(crc, static_cast<const Bytef*>(data) + done, chunk);
+    done += chunk;
   }
-  torch::Tensor format;
-  if (!archive.try_read("format", format) || tensor_bytes(format) != kFormat)
-    throw UserError(path + ": not an nlpzoo checkpoint (no '" + std::string(kFormat) + "' marker)");
-  return archive;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08lx", crc);
+  return hex;
+}
+
+std::string tensor_crc(const torch::Tensor& t) {
+  const auto c = t.detach().to(torch::kCPU).contiguous();
+  return crc32_hex(c.data_ptr(), c.numel() * c.element_size());
+}
+
+// The metadata other than the checksums, in one canonical text.
+std::string metadata_crc(const std::map<std::string, std::string>& metadata) {
+  std::string all;
+  for (const auto& [key, value] : metadata)
+    if (key != "checksums") all += key + '\0' + value + '\0';
+  return crc32_hex(all.data(), all.size());
 }
 
 // The generators a resumed run must continue: the CPU's, and each CUDA device's when CUDA is in
@@ -55,121 +86,247 @@ std::vector<std::pair<std::string, at::Generator>> generators() {
   return out;
 }
 
+// An optimizer's per-parameter state as named tensors and back, for the optimizers the Trainer
+// makes. Adam's and AdamW's states have the same fields.
+template <typename State>
+Tensors adam_fields(const State& s) {
+  return {{"step", torch::tensor(s.step(), torch::kInt64)}, {"exp_avg", s.exp_avg()}, {"exp_avg_sq", s.exp_avg_sq()},
+          {"max_exp_avg_sq", s.max_exp_avg_sq()}};
+}
+
+Tensors state_fields(const torch::optim::OptimizerParamState& s) {
+  using namespace torch::optim;
+  if (auto* a = dynamic_cast<const AdamParamState*>(&s)) return adam_fields(*a);
+  if (auto* a = dynamic_cast<const AdamWParamState*>(&s)) return adam_fields(*a);
+  if (auto* a = dynamic_cast<const SGDParamState*>(&s)) return {{"momentum_buffer", a->momentum_buffer()}};
+  if (auto* a = dynamic_cast<const AdagradParamState*>(&s))
+    return {{"step", torch::tensor(a->step(), torch::kInt64)}, {"sum", a->sum()}};
+  throw std::logic_error("save_checkpoint: an optimizer state of unknown type");
+}
+
+// `fields` (name -> tensor on the parameter's device) into the state `optimizer` keeps.
+std::unique_ptr<torch::optim::OptimizerParamState> make_state(torch::optim::Optimizer& optimizer,
+                                                              std::map<std::string, torch::Tensor>& fields) {
+  using namespace torch::optim;
+  auto take = [&](const char* name) {
+    auto it = fields.find(name);
+    if (it == fields.end()) return torch::Tensor();
+    auto t = it->second;
+    fields.erase(it);
+    return t;
+  };
+  auto step = [&]() {
+    auto t = take("step");
+    return t.defined() ? t.item<int64_t>() : 0;
+  };
+  std::unique_ptr<OptimizerParamState> out;
+  auto adam = [&](auto state) {
+    state->step(step()).exp_avg(take("exp_avg")).exp_avg_sq(take("exp_avg_sq")).max_exp_avg_sq(take("max_exp_avg_sq"));
+    if (!state->exp_avg().defined() || !state->exp_avg_sq().defined()) throw std::invalid_argument("exp_avg");
+    out = std::move(state);
+  };
+  if (dynamic_cast<AdamW*>(&optimizer)) adam(std::make_unique<AdamWParamState>());
+  else if (dynamic_cast<Adam*>(&optimizer)) adam(std::make_unique<AdamParamState>());
+  else if (dynamic_cast<SGD*>(&optimizer)) out = std::make_unique<SGDParamState>(SGDParamState().momentum_buffer(take("momentum_buffer")));
+  else if (dynamic_cast<Adagrad*>(&optimizer)) out = std::make_unique<AdagradParamState>(AdagradParamState().step(step()).sum(take("sum")));
+  else throw std::logic_error("load_checkpoint_weights: an optimizer of unknown type");
+  if (!fields.empty()) throw std::invalid_argument(fields.begin()->first);
+  return out;
+}
+
+std::vector<torch::Tensor> optimizer_params(const torch::optim::Optimizer& optimizer) {
+  std::vector<torch::Tensor> params;
+  for (const auto& group : optimizer.param_groups())
+    for (const auto& p : group.params()) params.push_back(p);
+  return params;
+}
+
+std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+
+// The file's form of a checkpoint, whichever version it came from.
+SafetensorsFile to_file(const CheckpointContents& c, Tensors tensors, int64_t num_optimizer_params) {
+  SafetensorsFile file;
+  file.metadata = {{"format", kFormat}, {"task", c.task}, {"config", c.config}, {"state", state_json(c.state)}};
+  if (num_optimizer_params >= 0) file.metadata["optimizer_params"] = std::to_string(num_optimizer_params);
+  file.tensors = std::move(tensors);
+  for (auto& entry : file.tensors) entry.second = entry.second.detach().to(torch::kCPU).contiguous();  // once, for both uses
+  for (const auto& [name, blob] : c.artifacts) file.tensors.emplace_back("artifact." + name, bytes_tensor(blob));
+  nlohmann::json checksums = nlohmann::json::object();
+  for (const auto& [name, t] : file.tensors) checksums[name] = tensor_crc(t);
+  checksums["__metadata__"] = metadata_crc(file.metadata);
+  file.metadata["checksums"] = checksums.dump();
+  return file;
+}
+
+// A corrupted file fails here, naming the first tensor (in file order) whose bytes changed.
+void verify_checksums(const std::string& path, const SafetensorsFile& file) {
+  nlohmann::json checksums;
+  try {
+    checksums = nlohmann::json::parse(file.metadata.at("checksums"));
+  } catch (const std::exception&) {
+    throw UserError(path + ": checkpoint has no readable checksums (corrupt?)");
+  }
+  std::set<std::string> unchecked;
+  for (const auto& [name, crc] : checksums.items()) unchecked.insert(name);
+  for (const auto& [name, t] : file.tensors) {
+    if (!checksums.contains(name) || checksums[name] != tensor_crc(t))
+      throw UserError(path + ": tensor '" + name + "' is corrupt (its CRC-32 does not match the one saved with it)");
+    unchecked.erase(name);
+  }
+  if (!checksums.contains("__metadata__") || checksums["__metadata__"] != metadata_crc(file.metadata))
+    throw UserError(path + ": the checkpoint's metadata (task, config, training state) is corrupt (CRC-32 mismatch)");
+  unchecked.erase("__metadata__");
+  if (!unchecked.empty()) throw UserError(path + ": tensor '" + *unchecked.begin() + "' is missing (truncated or edited?)");
+}
+
+SafetensorsFile read_any(const std::string& path) {
+  require_file(path, "checkpoint");
+  if (is_checkpoint_v1(path)) {
+    static std::mutex mutex;
+    static std::set<std::string> warned;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (warned.insert(path).second)
+        std::cerr << "nlpzoo: warning: " << path << " is a version-1 checkpoint, read through TorchScript: load it only "
+                  << "if you trust its source, and rewrite it with `nlpzoo checkpoint upgrade RUN_DIR`\n";
+    }
+    auto v1 = read_checkpoint_v1(path);
+    return to_file(v1.contents, std::move(v1.tensors), v1.optimizer_params);
+  }
+  auto file = read_safetensors(path);
+  const auto format = file.metadata.find("format");
+  if (format == file.metadata.end() || format->second != kFormat)
+    throw UserError(path + ": not an nlpzoo checkpoint (no '" + std::string(kFormat) + "' marker)");
+  verify_checksums(path, file);
+  return file;
+}
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                      const CheckpointContents& c) {
-  torch::serialize::OutputArchive archive;
-  archive.write("format", bytes_tensor(kFormat));
-  archive.write("task", bytes_tensor(c.task));
-  archive.write("config", bytes_tensor(c.config));
-  std::string names;
-  for (const auto& [name, blob] : c.artifacts) {
-    archive.write("artifact." + name, bytes_tensor(blob));
-    names += name + "\n";
+  Tensors tensors;
+  for (const auto& p : model.named_parameters()) tensors.emplace_back("model." + p.key(), p.value());
+  for (const auto& b : model.named_buffers())
+    if (b.value().defined()) tensors.emplace_back("model." + b.key(), b.value());
+  int64_t num_optimizer_params = -1;
+  if (optimizer != nullptr) {
+    const auto params = optimizer_params(*optimizer);
+    num_optimizer_params = static_cast<int64_t>(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const auto state = optimizer->state().find(state_key(params[i]));
+      if (state == optimizer->state().end()) continue;
+      for (auto& [field, t] : state_fields(*state->second))
+        if (t.defined()) tensors.emplace_back("optimizer." + std::to_string(i) + "." + field, t.is_sparse() ? t.to_dense() : t);
+    }
   }
-  archive.write("artifact_names", bytes_tensor(names));
-  const auto& s = c.state;
-  archive.write("state.counters", torch::tensor({s.step, s.epoch, s.batch_index, s.bad_validations}, torch::kInt64));
-  archive.write("state.values", doubles_tensor({s.lr, s.best_valid_loss, s.elapsed_s}));
-  archive.write("state.schedule", doubles_tensor(s.schedule_state));
   for (auto& [key, gen] : generators()) {
     std::lock_guard<std::mutex> lock(gen.mutex());
-    archive.write(key, gen.get_state());
+    tensors.emplace_back(key, gen.get_state());
   }
-  torch::serialize::OutputArchive model_archive;
-  model.save(model_archive);
-  archive.write("model", model_archive);
-  if (optimizer != nullptr) {
-    torch::serialize::OutputArchive opt_archive;
-    optimizer->save(opt_archive);
-    archive.write("optimizer", opt_archive);
-  }
-  atomic_write(path, [&](const std::string& tmp) {
-    try {
-      archive.save_to(tmp);
-    } catch (const c10::Error& e) {
-      throw UserError(path + ": could not write checkpoint: " + e.what_without_backtrace());
-    }
-  });
+  const auto file = to_file(c, std::move(tensors), num_optimizer_params);
+  atomic_write(path, [&](const std::string& tmp) { write_safetensors(tmp, file); });
 }
 
 CheckpointContents read_checkpoint_header(const std::string& path) {
-  auto archive = open_archive(path);
+  const auto file = read_any(path);
   CheckpointContents c;
-  // InputArchive::read into a defined tensor keeps that tensor's dtype and reinterprets the
-  // bytes, so every entry is read into a fresh tensor.
-  auto read = [&](const std::string& key) {
-    torch::Tensor t;
-    archive.read(key, t);
-    return t;
-  };
   try {
-    c.task = tensor_bytes(read("task"));
-    c.config = tensor_bytes(read("config"));
-    std::string names = tensor_bytes(read("artifact_names"));
-    for (size_t start = 0, end; (end = names.find('\n', start)) != std::string::npos; start = end + 1) {
-      std::string name = names.substr(start, end - start);
-      c.artifacts[name] = tensor_bytes(read("artifact." + name));
-    }
-    auto counters = read("state.counters").contiguous();
-    c.state.step = counters[0].item<int64_t>();
-    c.state.epoch = counters[1].item<int64_t>();
-    c.state.batch_index = counters[2].item<int64_t>();
-    c.state.bad_validations = counters[3].item<int64_t>();
-    auto values = tensor_doubles(read("state.values"));
-    c.state.lr = values.at(0);
-    c.state.best_valid_loss = values.at(1);
-    c.state.elapsed_s = values.at(2);
-    c.state.schedule_state = tensor_doubles(read("state.schedule"));
-  } catch (const c10::Error& e) {
-    throw UserError(path + ": incomplete nlpzoo checkpoint: " + e.what_without_backtrace());
+    c.task = file.metadata.at("task");
+    c.config = file.metadata.at("config");
+    c.state = parse_state(file.metadata.at("state"));
+  } catch (const std::exception& e) {
+    throw UserError(path + ": incomplete nlpzoo checkpoint (task, config or training state: " + e.what() + ")");
   }
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("artifact.", 0) == 0) c.artifacts[name.substr(9)] = tensor_bytes(t);
   return c;
 }
 
 void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                              bool restore_rng) {
-  auto archive = open_archive(path);
-  // Module::load resizes a parameter to whatever the file holds (it calls Tensor::set_), so
-  // a checkpoint of another size would load "successfully": compare shapes ourselves.
-  std::map<std::string, std::vector<int64_t>> expected;
-  for (const auto& p : model.named_parameters()) expected[p.key()] = p.value().sizes().vec();
-  for (const auto& b : model.named_buffers()) expected[b.key()] = b.value().sizes().vec();
-  try {
-    torch::serialize::InputArchive model_archive;
-    archive.read("model", model_archive);
-    model.load(model_archive);
-  } catch (const c10::Error& e) {
-    throw UserError(path + ": parameters do not match the model built from its config (" +
-                    std::string(e.what_without_backtrace()).substr(0, 200) + ")");
-  }
-  auto mismatch = [&](const std::string& name, const torch::Tensor& t) {
-    if (t.sizes().vec() == expected.at(name)) return;
-    throw UserError(path + ": parameter '" + name + "' has shape " + c10::str(t.sizes()) + " but the model built from " +
-                    "its config expects " + c10::str(c10::IntArrayRef(expected.at(name))) +
-                    " (a checkpoint of another model or config)");
+  const auto file = read_any(path);
+  std::map<std::string, torch::Tensor> saved(file.tensors.begin(), file.tensors.end());
+  // The model's tensors, each found in the file with its shape and dtype, before any is changed.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;
+  auto match = [&](const std::string& name, const torch::Tensor& target) {
+    const auto it = saved.find("model." + name);
+    if (it == saved.end())
+      throw UserError(path + ": has no parameter '" + name + "', which the model built from its config has (a checkpoint "
+                      "of another model or config)");
+    const auto& t = it->second;
+    if (t.sizes() != target.sizes())
+      throw UserError(path + ": parameter '" + name + "' has shape " + c10::str(t.sizes()) + " but the model built from " +
+                      "its config expects " + c10::str(target.sizes()) + " (a checkpoint of another model or config)");
+    if (t.scalar_type() != target.scalar_type())
+      throw UserError(path + ": parameter '" + name + "' has dtype " + std::string(c10::toString(t.scalar_type())) +
+                      " but the model built from its config has " + std::string(c10::toString(target.scalar_type())));
+    copies.emplace_back(target, t);
+    saved.erase(it);
   };
-  for (const auto& p : model.named_parameters()) mismatch(p.key(), p.value());
-  for (const auto& b : model.named_buffers()) mismatch(b.key(), b.value());
+  for (const auto& p : model.named_parameters()) match(p.key(), p.value());
+  for (const auto& b : model.named_buffers())
+    if (b.value().defined()) match(b.key(), b.value());
+  for (const auto& [name, t] : saved)
+    if (name.rfind("model.", 0) == 0)
+      throw UserError(path + ": holds parameter '" + name.substr(6) + "', which the model built from its config lacks (a "
+                      "checkpoint of another model or config)");
   if (optimizer != nullptr) {
-    torch::serialize::InputArchive opt_archive;
-    if (!archive.try_read("optimizer", opt_archive)) throw UserError(path + ": has no optimizer state to resume from");
-    optimizer->load(opt_archive);
+    const auto params = optimizer_params(*optimizer);
+    const auto count = file.metadata.find("optimizer_params");
+    if (count == file.metadata.end()) throw UserError(path + ": has no optimizer state to resume from");
+    if (count->second != std::to_string(params.size()))
+      throw UserError(path + ": optimizer state of " + count->second + " parameters, but the optimizer has " +
+                      std::to_string(params.size()));
+  }
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& [target, t] : copies) target.copy_(t);
+  }
+  if (optimizer != nullptr) {
+    const auto params = optimizer_params(*optimizer);
+    std::vector<std::map<std::string, torch::Tensor>> fields(params.size());
+    for (const auto& [name, t] : saved) {
+      if (name.rfind("optimizer.", 0) != 0) continue;
+      const auto dot = name.find('.', 10);
+      const auto index = name.substr(10, dot == std::string::npos ? 0 : dot - 10);
+      const bool numeric = !index.empty() && index.size() < 10 && index.find_first_not_of("0123456789") == std::string::npos;
+      const size_t i = numeric ? std::stoul(index) : params.size();
+      if (i >= params.size()) throw UserError(path + ": optimizer state '" + name + "' of no parameter");
+      fields[i][name.substr(dot + 1)] = t.to(params[i].device());
+    }
+    auto& state = optimizer->state();
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (fields[i].empty()) continue;  // not stepped yet: a fresh optimizer's state is right
+      try {
+        state[state_key(params[i])] = make_state(*optimizer, fields[i]);
+      } catch (const std::invalid_argument& e) {
+        throw UserError(path + ": optimizer state of parameter " + std::to_string(i) + " has or lacks field '" +
+                        e.what() + "' for this optimizer (config key 'optimizer' changed since the checkpoint?)");
+      }
+    }
   }
   if (restore_rng) {
     // Handles on the global generators. A CUDA state the file lacks (a CPU run resumed on a GPU)
     // is left as seeded; a file's CUDA states without CUDA here are not needed.
     for (auto& [key, gen] : generators()) {
-      torch::Tensor rng;
-      if (!archive.try_read(key, rng)) {
+      const auto it = saved.find(key);
+      if (it == saved.end()) {
         if (key == "rng.cpu") throw UserError(path + ": has no RNG state to resume from");
         continue;
       }
       std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(rng);
+      gen.set_state(it->second);
     }
   }
+}
+
+bool upgrade_checkpoint(const std::string& path) {
+  const bool v1 = is_checkpoint_v1(path);
+  const auto file = read_any(path);
+  if (!v1) return false;
+  atomic_write(path, [&](const std::string& tmp) { write_safetensors(tmp, file); });
+  return true;
 }
 
 }  // namespace nlpzoo

@@ -4,6 +4,18 @@
 // so that `--resume` continues exactly and the file alone rebuilds its model. LibTorch's
 // optimizer archive does not keep the learning rate reliably, so the rate and the schedule
 // state are stored here too. Written atomically.
+//
+// Version 2 (written since 2026-12) is the safetensors layout (train/safetensors.h), so that
+// loading runs nothing from the file: tensors "model.<parameter or buffer>",
+// "optimizer.<i>.<field>" (i: the parameter's index in the optimizer's param_groups order;
+// fields as LibTorch's ParamStates name them: step, exp_avg, exp_avg_sq, max_exp_avg_sq,
+// momentum_buffer, sum), "rng.cpu", "rng.cuda.<n>" (generator states, U8) and
+// "artifact.<name>" (U8 bytes); string metadata "format" (nlpzoo-checkpoint-v2), "task",
+// "config" (INI text), "state" (TrainingState as JSON), "optimizer_params" (when saved with an
+// optimizer) and "checksums" (JSON: each tensor's CRC-32 as 8 hex digits, and "__metadata__"'s
+// over the other metadata), all verified on load. Optimizer options (lr, betas, ...) come from
+// the config. Version 1 (a torch::serialize archive, read through TorchScript) still loads,
+// with a warning on stderr; see train/checkpoint_v1.h.
 #include <torch/torch.h>
 
 #include <map>
@@ -37,14 +49,22 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
                      const CheckpointContents& contents);
 
 /// Reads task, config, artifacts and training state, without touching a model.
-/// Throws UserError naming the path if it is missing, corrupt or not an nlpzoo checkpoint.
+/// Throws UserError naming the path if it is missing, corrupt (naming the first tensor whose
+/// checksum fails) or not an nlpzoo checkpoint.
 CheckpointContents read_checkpoint_header(const std::string& path);
 
 /// Loads parameters (and the optimizer state if `optimizer` is given) into an already built
 /// model, and the RNG states if `restore_rng` (the CPU generator's and, when CUDA is available,
 /// each CUDA device's that the file holds; a file without the CPU state is a UserError). Throws UserError naming the path if the
-/// parameters do not match the model (another model or another size).
+/// parameters do not match the model (another model or another size: a missing, extra or
+/// differently shaped or typed tensor), the optimizer state does not fit `optimizer`, or the
+/// file is corrupt (as read_checkpoint_header).
 void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                              bool restore_rng);
+
+/// Rewrites a version-1 checkpoint as version 2, atomically and exactly (every tensor, state
+/// and artifact as it was). Returns false, changing nothing, when `path` already is version 2.
+/// Throws UserError naming `path` as the loaders do.
+bool upgrade_checkpoint(const std::string& path);
 
 }  // namespace nlpzoo

@@ -64,9 +64,9 @@ torch::Device parse_device(const std::string& name) {
 
 void check_trainer_config(const Config& c) {
   for (const char* key : {"lr", "min_lr", "clip_norm", "weight_decay", "momentum", "adagrad_initial_accumulator",
-                          "max_time"})
+                          "max_time", "log_seconds", "warmup_time"})
     config_double_at_least(c, key, 0.0);
-  for (const char* key : {"adam_beta1", "adam_beta2"}) config_rate(c, key);
+  for (const char* key : {"adam_beta1", "adam_beta2", "warmup_fraction"}) config_rate(c, key);
   if (!(config_double_at_least(c, "adam_eps", 0.0) > 0)) throw UserError("config key 'adam_eps': must be positive, got 0");
   const double factor = config_double_at_least(c, "plateau_factor", 0.0);
   if (!(factor > 0 && factor <= 1))
@@ -145,20 +145,28 @@ namespace {
 // The budgets of one invocation (Trainer::keep_budgets).
 constexpr const char* kBudgetKeys[] = {"max_steps", "max_epochs", "max_time"};
 
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted = true; }
+// The signal that asked the run to stop (0: none).
+std::atomic<int> g_interrupted{0};
+extern "C" void on_stop_signal(int signal) { g_interrupted = signal; }
 
-// Ctrl-C sets a flag that the loop reads between updates; the previous handler comes back
-// however train() ends, an exception included.
-class SigintGuard {
+// Ctrl-C (SIGINT) and SIGTERM (what timeout, Slurm and Kubernetes send) set a flag that the
+// loop reads between updates; the previous handlers come back however train() ends, an
+// exception included.
+class StopSignalGuard {
  public:
-  SigintGuard() : previous_(std::signal(SIGINT, on_sigint)) { g_interrupted = false; }
-  ~SigintGuard() { std::signal(SIGINT, previous_); }
-  SigintGuard(const SigintGuard&) = delete;
-  SigintGuard& operator=(const SigintGuard&) = delete;
+  StopSignalGuard()
+      : previous_int_(std::signal(SIGINT, on_stop_signal)), previous_term_(std::signal(SIGTERM, on_stop_signal)) {
+    g_interrupted = 0;
+  }
+  ~StopSignalGuard() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopSignalGuard(const StopSignalGuard&) = delete;
+  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
 
  private:
-  decltype(std::signal(SIGINT, SIG_DFL)) previous_;
+  decltype(std::signal(SIGINT, SIG_DFL)) previous_int_, previous_term_;
 };
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, std::vector<torch::Tensor> params) {
@@ -459,6 +467,9 @@ bool Trainer::begin(bool resume) {
   auto& t = s.training;
   const std::string last = run_dir_ + "/checkpoint_last.pt";
   s.run_start = std::chrono::steady_clock::now();
+  // A run killed while writing a checkpoint leaves its temporary file (up to a checkpoint's size).
+  for (const auto& stale : remove_stale_temporaries(run_dir_))
+    s.log.message("removed " + stale + ", the temporary file of a process that no longer runs");
   if (resume) {
     auto header = read_checkpoint_header(last);
     if (header.task != task_name_) throw UserError(last + ": checkpoint of task '" + header.task + "', not '" + task_name_ + "'");
@@ -546,10 +557,12 @@ int Trainer::loop() {
     if (s.valid_interval > 0 ? t.step % s.valid_interval == 0 : epoch_ended) validate();
   }
   if (stop == Stop::kInterrupted) {
+    const int signal = g_interrupted;
     t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
     save("checkpoint_last.pt");
-    s.log.message("interrupted: saved " + run_dir_ + "/checkpoint_last.pt; continue with --resume");
-    return 130;
+    s.log.message(std::string("interrupted (") + (signal == SIGTERM ? "SIGTERM" : "SIGINT") + "): saved " + run_dir_ +
+                  "/checkpoint_last.pt; continue with --resume");
+    return 128 + signal;  // the shell's status for a process the signal ended: 130, 143
   }
   if (stop == Stop::kEarlyStopping)
     s.log.message("early stopping: no improvement in " + std::to_string(s.patience) + " validations");
@@ -560,7 +573,7 @@ int Trainer::loop() {
 }
 
 int Trainer::train(bool resume) {
-  SigintGuard sigint;
+  StopSignalGuard stop_signals;
   if (!begin(resume)) return 0;
   state_->log.message(start_line());
   auto& batches = state_->batches;

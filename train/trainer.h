@@ -61,10 +61,11 @@ class Trainer {
   Trainer(Task& task, Config config, std::string task_name, std::string run_dir);
   virtual ~Trainer();
 
-  /// Trains until a budget (max_steps, max_epochs, max_time), early stopping or Ctrl-C (the
-  /// previous SIGINT handler is restored however train ends). With `resume`, continues exactly
-  /// from run_dir/checkpoint_last.pt. Returns 0, or 130 when interrupted (after saving a
-  /// resumable checkpoint).
+  /// Trains until a budget (max_steps, max_epochs, max_time), early stopping, Ctrl-C or SIGTERM
+  /// (the previous SIGINT and SIGTERM handlers are restored however train ends). With `resume`,
+  /// continues exactly from run_dir/checkpoint_last.pt. First removes the run folder's stale
+  /// temporary files (remove_stale_temporaries). Returns 0, or 128 + the signal (130 for SIGINT,
+  /// 143 for SIGTERM) when a signal stopped it, after saving a resumable checkpoint.
   int train(bool resume);
 
   /// The budgets (max_steps, max_epochs, max_time) of this Trainer's config bound this

@@ -1,0 +1,55 @@
+// nlpzoo checkpoint upgrade: rewrite version-1 checkpoints (TorchScript archives) as version 2
+// (safetensors layout), whose loading runs nothing from the file.
+#include <filesystem>
+#include <algorithm>
+#include <iostream>
+
+#include "datasets/io.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo::cli {
+namespace {
+
+int run_upgrade(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Rewrites each version-1 checkpoint (checkpoint_*.pt of a run folder, or the files given) as\n"
+      "version 2, atomically; version-2 files are checked and left as they are. Version 1 is read\n"
+      "through TorchScript, so upgrade only files from a source you trust (a file carrying\n"
+      "TorchScript code is refused). Options");
+  desc.add_options()("paths", po::value<std::vector<std::string>>()->required(),
+                     "run folders or checkpoint files (positional; one or more)");
+  auto vm = parse_args(args, desc, "checkpoint upgrade RUN_DIR|FILE.pt ...", {"paths"});
+  if (!vm) return 0;
+  std::vector<std::string> files;
+  for (const auto& path : (*vm)["paths"].as<std::vector<std::string>>()) {
+    if (!fs::is_directory(path)) {
+      files.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(path)) {
+      const auto name = entry.path().filename().string();
+      if (entry.is_regular_file() && name.rfind("checkpoint_", 0) == 0 && entry.path().extension() == ".pt")
+        found.push_back(entry.path().string());
+    }
+    if (found.empty()) throw UserError(path + ": no checkpoint_*.pt in this folder");
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  for (const auto& file : files) {
+    const bool upgraded = upgrade_checkpoint(file);  // first: its warning goes before the line
+    std::cout << file << (upgraded ? ": upgraded to version 2" : ": already version 2") << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(checkpoint_upgrade, "checkpoint upgrade",
+                        "rewrite version-1 checkpoints (TorchScript archives) as version 2 (safetensors layout)", run_upgrade);
+
+}  // namespace nlpzoo::cli
