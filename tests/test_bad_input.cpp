@@ -101,9 +101,9 @@ std::vector<BadInput> cases() {
       {"non-numeric value", corpus, train_translation("--hidden_size many"), "", {"hidden_size"}, {"run/spm.es.model"}},
       {"missing corpus", {}, train_translation(""), "", {"{root}/data/train.es"}, {"run/spm.es.model"}},
       {"empty corpus", with(corpus, {{"data/train.es", ""}, {"data/train.en", ""}}), train_translation(""), "",
-       {"train.es"}, {"run/checkpoint_last.pt"}},
+       {"train.es"}, {"run/spm.es.model"}},
       {"misaligned corpus", with(corpus, {{"data/valid.en", "the one\n"}}), train_translation(""), "",
-       {"valid.es", "valid.en"}, {"run/checkpoint_last.pt"}},
+       {"valid.es", "valid.en"}, {"run/spm.es.model", "run/spm.en.model"}},
       // Classification TSVs.
       {"TSV with a third column", {{"sst/train.tsv", sst_lines(20) + "x\t1\textra\n"}, {"sst/dev.tsv", sst_lines(4)}},
        train_classifier(), "", {"{root}/sst/train.tsv:22", "tsv_columns"}, {"run/spm.model"}},

@@ -141,6 +141,9 @@ TEST_F(RegressionCli, MismatchedLineCountsNameBothFiles) {
   expect_error(r, "valid.es");
   EXPECT_NE(r.err.find("valid.en"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_last.pt"));
+  // Found before the tokenizers train (it was found after, leaving spm.*.model behind).
+  EXPECT_FALSE(fs::exists(root_ / "run" / "spm.es.model"));
+  EXPECT_FALSE(fs::exists(root_ / "run" / "spm.en.model"));
 }
 
 TEST_F(RegressionCli, EmptyCorpusIsAnError) {

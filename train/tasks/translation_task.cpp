@@ -125,6 +125,11 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   std::vector<std::string> split_names;
   for (Split split : context.splits) split_names.push_back(to_string(split));
   require_parallel_corpus(context.data_dir, split_names, {src_lang, tgt_lang});
+  // Read (and the line counts compared) before the tokenizers train, for the same reason.
+  for (Split split : context.splits) {
+    const std::string base = context.data_dir + "/" + to_string(split) + ".";
+    raw_[split] = read_parallel_corpus(base + src_lang, base + tgt_lang);
+  }
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
   if (transformer && config.get_bool("share_embeddings")) {
     // One vocabulary for both sides (Press & Wolf 2017), stored under both artifact names so
@@ -149,8 +154,6 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   }
 
   for (Split split : context.splits) {
-    const std::string base = context.data_dir + "/" + to_string(split) + ".";
-    raw_[split] = read_parallel_corpus(base + src_lang, base + tgt_lang);
     auto& out = examples_[split];
     int64_t skipped = 0;
     for (size_t i = 0; i < raw_[split].src.size(); ++i) {
@@ -166,7 +169,7 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
       std::cout << to_string(split) << ": skipped " << skipped << " of " << raw_[split].src.size()
                 << " pairs longer than max_positions=" << max_positions_ << std::endl;
     if (split == Split::kTrain && out.empty())
-      throw UserError(base + src_lang + ": no training pair fits max_positions=" + std::to_string(max_positions_));
+      throw UserError(context.data_dir + "/" + to_string(split) + "." + src_lang + ": no training pair fits max_positions=" + std::to_string(max_positions_));
   }
 }
 
