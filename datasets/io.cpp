@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -39,8 +38,13 @@ void require_file(const std::string& path, const std::string& what) {
   if (access(path.c_str(), R_OK) != 0) throw UserError(path + ": not readable (" + what + ")");
 }
 
+namespace {
+// atomic_write's temporary file is <path><kTemporaryInfix><pid>; remove_stale_temporaries reads it back.
+constexpr const char* kTemporaryInfix = ".tmp.";
+}  // namespace
+
 void atomic_write(const std::string& path, const std::function<void(const std::string&)>& write) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const std::string tmp = path + kTemporaryInfix + std::to_string(getpid());
   try {
     write(tmp);
   } catch (...) {
@@ -65,9 +69,9 @@ std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const auto at = name.rfind(".tmp.");
+    const auto at = name.rfind(kTemporaryInfix);
     if (at == std::string::npos || at == 0 || !entry.is_regular_file(ec)) continue;
-    const std::string pid = name.substr(at + 5);
+    const std::string pid = name.substr(at + std::char_traits<char>::length(kTemporaryInfix));
     if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask
     if (std::filesystem::remove(entry.path(), ec)) removed.push_back(entry.path().string());

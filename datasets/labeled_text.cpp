@@ -25,13 +25,15 @@ ConfigSchema tsv_layout_schema() {
 TsvLayout tsv_layout(const Config& c) {
   TsvLayout layout;
   layout.num_columns = config_int_at_least(c, "tsv_columns", 1);
-  for (const char* key : {"text_column", "label_column"}) {
-    const int64_t column = config_int_at_least(c, key, 0);
-    if (column >= layout.num_columns)
+  const auto column = [&](const char* key) {
+    const int64_t field = config_int_at_least(c, key, 0);
+    if (field >= layout.num_columns)
       throw UserError(std::string("config key '") + key + "': field " + c.get(key) + " does not exist in lines of " +
                       c.get("tsv_columns") + " fields (tsv_columns; fields count from 0)");
-    (std::string(key) == "text_column" ? layout.text_column : layout.label_column) = column;
-  }
+    return field;
+  };
+  layout.text_column = column("text_column");
+  layout.label_column = column("label_column");
   if (layout.text_column == layout.label_column)
     throw UserError("config key 'label_column': the label and the text (text_column) are both field " +
                     c.get("text_column"));

@@ -50,6 +50,15 @@ bool parse_count(const std::string& text, int64_t& value) {
   return ec == std::errc() && ptr == text.data() + text.size() && value > 0;
 }
 
+// Bytes from the read position to the end of `in`, which stays where it was.
+int64_t bytes_left(std::istream& in) {
+  const auto here = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto bytes = static_cast<int64_t>(in.tellg() - here);
+  in.seekg(here);
+  return bytes;
+}
+
 // Reads the header line; leaves `in` at the first byte after its '\n'.
 WordVectorsHeader read_header(std::istream& in, const std::string& path) {
   std::string line;
@@ -61,10 +70,7 @@ WordVectorsHeader read_header(std::istream& in, const std::string& path) {
                     line.substr(0, 80) + "'");
   // D sizes every row: a dimension no record of this file can have (at least a 1-byte word and
   // D one-character values each after a space: 2*D+1 bytes) is refused before anything is allocated.
-  const auto body = in.tellg();
-  in.seekg(0, std::ios::end);
-  const auto bytes = static_cast<int64_t>(in.tellg() - body);
-  in.seekg(body);
+  const int64_t bytes = bytes_left(in);
   if (bytes == 0)
     throw UserError(path + ": the header (line 1) counts " + fields[0] + " vectors but the file holds 0");
   if (h.dim > bytes / 2)
@@ -118,11 +124,7 @@ bool looks_binary(const std::string& probe, int64_t dim) {
 // The rows to allocate for the header's count: no more than the rest of the file can hold, so a
 // header claiming 2^63 words is reported as a count mismatch instead of failing to allocate.
 int64_t row_capacity(std::istream& in, const WordVectorsHeader& h) {
-  const auto body = in.tellg();
-  in.seekg(0, std::ios::end);
-  const auto bytes = static_cast<int64_t>(in.tellg() - body);
-  in.seekg(body);
-  return std::min(h.count, bytes / (2 * h.dim + 1));
+  return std::min(h.count, bytes_left(in) / (2 * h.dim + 1));
 }
 
 WordVectors read_text(std::istream& in, const std::string& path, const WordVectorsHeader& h) {
