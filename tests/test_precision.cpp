@@ -96,9 +96,16 @@ TEST(Precision, ParsesAndRefusesBf16WithoutHardwareSupport) {
   CpuFeatures amx;
   amx.amx_bf16 = true;
   EXPECT_EQ(parse_precision("bf16", torch::kCPU, amx), Precision::kBf16);
-  EXPECT_NE(test::user_error_of([] { parse_precision("fp16", torch::kCPU); }).find("expected fp32 or bf16"),
+  EXPECT_NE(test::user_error_of([] { parse_precision("fp16", torch::kCPU); }).find("expected fp32, bf16 or auto"),
             std::string::npos);
-  // The trainer's config knows the key, fp32 by default, and only the two values.
+  // auto: bf16 exactly where bf16 would be accepted on a CPU, never an error; fp32 on CUDA.
+  EXPECT_EQ(parse_precision("auto", torch::kCPU, CpuFeatures{}), Precision::kFp32);
+  EXPECT_EQ(parse_precision("auto", torch::kCPU, amx), Precision::kBf16);
+  CpuFeatures avx512_bf16;
+  avx512_bf16.avx512_bf16 = true;
+  EXPECT_EQ(parse_precision("auto", torch::kCPU, avx512_bf16), Precision::kBf16);
+  EXPECT_EQ(parse_precision("auto", torch::Device(torch::kCUDA, 0), amx), Precision::kFp32);
+  // The trainer's config knows the key, fp32 by default, and only the three values.
   EXPECT_EQ(Config::resolve(trainer_schema(), "", {}).get("precision"), "fp32");
   EXPECT_NE(test::user_error_of([] { Config::resolve(trainer_schema(), "", {"--precision", "fp8"}); }),
             "(no UserError thrown)");

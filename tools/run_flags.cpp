@@ -44,7 +44,7 @@ void add_run_flags(po::options_description& desc) {
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N")
-      ("precision", po::value<std::string>(), "fp32 | bf16 (default: the run's precision key)");
+      ("precision", po::value<std::string>(), "fp32 | bf16 | auto (default: the run's precision key)");
 }
 
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir, const std::set<Split>& splits) {

@@ -9,20 +9,26 @@ namespace nlpzoo {
 ConfigSchema precision_schema() {
   ConfigSchema s;
   s.add("precision", "fp32",
-        "forward-pass precision: fp32, or bf16 (autocast: bfloat16 matrix products, float32 weights, optimizer "
-        "state and loss; needs a CPU with AVX512_BF16 or AMX, or a GPU)",
-        {"fp32", "bf16"});
+        "forward-pass precision: fp32, bf16 (autocast: bfloat16 matrix products, float32 weights, optimizer "
+        "state and loss; needs a CPU with AVX512_BF16 or AMX, or a GPU), or auto (bf16 on a CPU with bf16 "
+        "arithmetic, fp32 elsewhere)",
+        {"fp32", "bf16", "auto"});
   return s;
 }
 
 Precision parse_precision(const std::string& name, const torch::Device& device, const CpuFeatures& cpu) {
   if (name == "fp32") return Precision::kFp32;
-  if (name != "bf16") throw UserError("precision '" + name + "': expected fp32 or bf16");
+  // auto stays fp32 on CUDA: whether a GPU computes bf16 natively (Ampere and later) is not
+  // checked here, and no GPU was available to measure it.
+  if (name == "auto") return device.is_cpu() && cpu.bf16() ? Precision::kBf16 : Precision::kFp32;
+  if (name != "bf16") throw UserError("precision '" + name + "': expected fp32, bf16 or auto");
   if (device.is_cpu() && !cpu.bf16())
     throw UserError("precision bf16: this CPU has no bf16 arithmetic (AVX512_BF16 or AMX-BF16; it has " +
                     cpu.to_string() + "), so bf16 would be emulated and slower than fp32; use precision fp32");
   return Precision::kBf16;
 }
+
+std::string to_string(Precision precision) { return precision == Precision::kBf16 ? "bf16" : "fp32"; }
 
 AutocastGuard::AutocastGuard(Precision precision, const torch::Device& device) {
   if (precision == Precision::kFp32) return;

@@ -16,14 +16,18 @@ namespace nlpzoo {
 
 enum class Precision { kFp32, kBf16 };
 
-/// The `precision` key: fp32 | bf16 (training, validation and the CLI's inference commands).
+/// The `precision` key: fp32 | bf16 | auto (training, validation and the CLI's inference commands).
 ConfigSchema precision_schema();
 
-/// Parses fp32 | bf16 for a run on `device`. Throws UserError for another name, and for bf16
-/// on a CPU without bf16 arithmetic (AVX512_BF16 or AMX-BF16 in `cpu`): there oneDNN would
-/// emulate it, slower than fp32.
+/// Parses fp32 | bf16 | auto for a run on `device`. auto is bf16 on a CPU with bf16 arithmetic
+/// (AVX512_BF16 or AMX-BF16 in `cpu`) and fp32 otherwise (on CUDA too). Throws UserError for
+/// another name, and for bf16 on a CPU without bf16 arithmetic: there oneDNN would emulate it,
+/// slower than fp32.
 Precision parse_precision(const std::string& name, const torch::Device& device,
                           const CpuFeatures& cpu = cpu_features());
+
+/// "fp32" or "bf16".
+std::string to_string(Precision precision);
 
 /// An autocast region on this thread (autocast state is thread-local): bf16 turns on CPU or
 /// CUDA autocast with dtype bfloat16 for the guard's lifetime; fp32 changes nothing. The

@@ -514,8 +514,9 @@ std::string Trainer::start_line() {
   int64_t parameters = 0;
   for (const auto& p : model_->parameters()) parameters += p.numel();
   std::ostringstream line;
-  line << "training " << task_name_ << ": " << parameters << " parameters on " << device_ << " ("
-       << config_.get("precision") << ") | " << task_.num_batches(Split::kTrain, s.training.epoch)
+  const std::string precision = config_.get("precision");
+  line << "training " << task_name_ << ": " << parameters << " parameters on " << device_ << " (" << precision
+       << (precision == "auto" ? ": " + to_string(parse_precision(precision, device_)) : "") << ") | " << task_.num_batches(Split::kTrain, s.training.epoch)
        << " batches per epoch, " << s.update_freq << " per update | budget:";
   if (s.max_steps > 0) line << " max_steps " << s.max_steps;
   if (s.max_epochs > 0) line << " max_epochs " << s.max_epochs;
