@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   g++ cmake make ccache pkg-config
   libtorch-dev libopenblas0-pthread          # LibTorch; OpenBLAS instead of reference BLAS (~40x on matmul)
+  libgloo-dev                                # data-parallel training: the headers of LibTorch's Gloo process group
   libsentencepiece-dev sentencepiece         # tokenization (+ spm_encode, used by a test)
   libboost-program-options-dev nlohmann-json3-dev libgtest-dev libcairo2-dev
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora

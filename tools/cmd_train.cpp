@@ -1,12 +1,19 @@
-// nlpzoo train: resolve the config, build the task, hand it to the Trainer.
+// nlpzoo train: resolve the config, build the task, hand it to the Trainer; or, with --nproc,
+// start the data-parallel workers that do (tools/local_workers.h). A process that torchrun (or
+// --nproc) started joins its group (train/distributed.h) and trains with DataParallelTrainer.
+#include <fcntl.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 
 #include "datasets/io.h"
 #include "tools/command.h"
+#include "tools/local_workers.h"
 #include "tools/options.h"
+#include "train/data_parallel.h"
+#include "train/distributed.h"
 #include "train/tasks/registry.h"
 #include "train/trainer.h"
 
@@ -16,7 +23,7 @@ namespace nlpzoo::cli {
 namespace {
 
 const char* kUsage = "train --config FILE.ini --run-dir DIR [--data-dir DIR] [--resume] [--max-time MINUTES] "
-                     "[--max-steps N] [--max-epochs N] [--device D] [--KEY VALUE ...]";
+                     "[--max-steps N] [--max-epochs N] [--device D] [--nproc N] [--KEY VALUE ...]";
 
 // The Trainer's keys once, then each task's own keys: `tasks` (all, or the one asked for).
 void print_help(const po::options_description& desc, const std::vector<std::string>& tasks) {
@@ -30,6 +37,9 @@ void print_help(const po::options_description& desc, const std::vector<std::stri
                "reads), except budgets: max_steps, max_epochs and max_time given on the command line (either\n"
                "spelling) bound this invocation only; --resume without them uses the run's own.\n"
                "Corpus files: each task reads its own under data_dir, named by split (train, valid, test).\n"
+               "Data-parallel training: --nproc N here, or torchrun --redirects 1 --tee 1 --nproc_per_node N\n"
+               "--no_python nlpzoo train ... (also across machines); N ranks make the updates of one process\n"
+               "fed N times the batches (README: \"Data-parallel training\").\n"
             << "\nConfig keys of the Trainer (every task, with defaults):\n" << trainer_schema().help_text();
   for (const auto& section : sections) std::cout << section;
 }
@@ -48,6 +58,13 @@ int run_train(const std::vector<std::string>& args) {
       ("device", po::value<std::string>(), "auto | cpu | cuda | cuda:N (overrides device; default auto)")
       ("task", po::value<std::string>(), "with --help: list only this task's config keys; otherwise the config "
                                          "file's task key, which it must equal")
+      ("nproc", po::value<int>(), "start N worker processes on this machine, the ranks of one data-parallel run "
+                                  "(as torchrun --nproc_per_node N); each takes every N-th batch")
+      ("dist-backend", po::value<std::string>()->default_value("auto"),
+       "data-parallel collectives: auto | gloo | nccl (auto: NCCL for a CUDA model when LibTorch has it, else Gloo)")
+      ("dist-timeout", po::value<double>()->default_value(1800),
+       "seconds a data-parallel rank waits for the others (start-up, each collective) before it fails, naming the "
+       "rank that died or hangs")
       ("help,h", "show this help, with the Trainer's config keys and every task's (or --config's or --task's "
                  "task's) own keys, and exit");
   po::variables_map vm;
@@ -62,6 +79,15 @@ int run_train(const std::vector<std::string>& args) {
     return 0;
   }
   if (!vm.count("run-dir")) throw UserError("--run-dir is required (the folder this run writes into)");
+  const DistributedOptions dist{vm["dist-backend"].as<std::string>(), vm["dist-timeout"].as<double>()};
+  if (!(dist.timeout_s > 0)) throw UserError("--dist-timeout: must be a positive number of seconds");
+  const auto launch = launch_environment();
+  if (vm.count("nproc")) {
+    if (vm["nproc"].as<int>() < 1) throw UserError("--nproc: must be at least 1, got " + std::to_string(vm["nproc"].as<int>()));
+    if (launch)
+      throw UserError("--nproc: this process already is rank " + std::to_string(launch->rank) + " of " +
+                      std::to_string(launch->world_size) + " (RANK and WORLD_SIZE are set, e.g. by torchrun); drop --nproc");
+  }
   const std::string run_dir = vm["run-dir"].as<std::string>();
   const bool resume = vm["resume"].as<bool>();
   const std::string last = run_dir + "/checkpoint_last.pt";
@@ -89,16 +115,53 @@ int run_train(const std::vector<std::string>& args) {
                     "'; the config file's task key chooses the task");
   Config config = Config::resolve(task_schema(task_name), config_path, overrides);
   // A bad value of the Trainer's keys (lr, device, precision, ...) fails now, not after the
-  // tokenizer is trained and the corpus read.
+  // tokenizer is trained and the corpus read (and, with --nproc, once rather than per worker).
   check_trainer_config(config);
-  // Seed before the model is built, so parameter initialisation is reproducible too.
-  torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
-  auto task = make_task(task_name);
-  task->setup(config, {config.get("data_dir"), run_dir, {Split::kTrain, Split::kValid}, resume});
-  Trainer trainer(*task, config, task_name, run_dir);
-  // The run keeps the config file's budgets; the command line's bound this invocation.
-  trainer.keep_budgets(Config::resolve(task_schema(task_name), config_path, {}));
-  return trainer.train(resume);
+  const torch::Device device = parse_device(config.get("device"));
+  if (vm.count("nproc")) {
+    resolve_backend(dist.backend, device);
+    std::vector<std::string> worker_args = {"train"};
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (args[i] == "--nproc") ++i;  // and its value
+      else if (args[i].rfind("--nproc=", 0) != 0) worker_args.push_back(args[i]);
+    }
+    return run_local_workers(vm["nproc"].as<int>(), worker_args, dist.timeout_s);
+  }
+  std::unique_ptr<DataParallelGroup> group;
+  if (launch) {
+    // Rank 0 prints the run's progress; the others' output would repeat it (errors still show).
+    if (launch->rank != 0) {
+      std::cout.flush();
+      const int null = open("/dev/null", O_WRONLY);
+      if (null >= 0) dup2(null, STDOUT_FILENO);
+    }
+    group = DataParallelGroup::join(*launch, dist, device);
+  }
+  try {
+    // Seed before the model is built, so parameter initialisation is reproducible too.
+    torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
+    auto task = make_task(task_name);
+    // Rank 0 trains the tokenizers into the run folder; the other ranks then read them.
+    const auto setup = [&](bool reuse) {
+      task->setup(config, {config.get("data_dir"), run_dir, {Split::kTrain, Split::kValid}, reuse});
+    };
+    if (group)
+      group->rank0_first([&] { setup(resume || group->rank() != 0); });
+    else
+      setup(resume);
+    std::unique_ptr<Trainer> trainer = group ? std::make_unique<DataParallelTrainer>(*task, config, task_name, run_dir, *group)
+                                             : std::make_unique<Trainer>(*task, config, task_name, run_dir);
+    // The run keeps the config file's budgets; the command line's bound this invocation.
+    trainer->keep_budgets(Config::resolve(task_schema(task_name), config_path, {}));
+    return trainer->train(resume);
+  } catch (const c10::Error& e) {
+    // The other ranks name this one and its error in theirs.
+    if (group) group->report_failure(e.what_without_backtrace());
+    throw;
+  } catch (const std::exception& e) {
+    if (group) group->report_failure(e.what());
+    throw;
+  }
 }
 
 }  // namespace

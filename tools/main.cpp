@@ -45,10 +45,12 @@ bool prepare_environment(char** argv) {
   return true;
 }
 
-// Intra-op threads: NLPZOO_THREADS, else every core. OpenBLAS gets the same count
-// through torch (it is called from within torch's intra-op region).
+// Intra-op threads: NLPZOO_THREADS, else every core, shared out among the data-parallel
+// workers of this machine (LOCAL_WORLD_SIZE, set by torchrun and --nproc). OpenBLAS gets the
+// same count through torch (it is called from within torch's intra-op region).
 void configure_threads() {
   int n = static_cast<int>(std::thread::hardware_concurrency());
+  if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) n /= std::max(1, std::atoi(local));
   if (const char* env = std::getenv("NLPZOO_THREADS")) n = std::max(1, std::atoi(env));
   torch::set_num_threads(std::max(1, n));
 }
@@ -62,7 +64,7 @@ void print_usage() {
     std::string pad(name.size() < 18 ? 18 - name.size() : 1, ' ');
     std::cout << "  " << name << pad << summary << "\n";
   }
-  std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores), NLPZOO_BLAS_CORE\n"
+  std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores / LOCAL_WORLD_SIZE), NLPZOO_BLAS_CORE\n"
                "(auto: OpenBLAS kernels for this CPU unless OPENBLAS_CORETYPE is set | keep | a core name).\n";
 }
 }  // namespace

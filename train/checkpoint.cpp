@@ -32,7 +32,7 @@ std::string state_json(const TrainingState& s) {
   return nlohmann::json{{"step", s.step}, {"epoch", s.epoch}, {"batch_index", s.batch_index},
                         {"bad_validations", s.bad_validations}, {"lr", json_double(s.lr)},
                         {"best_valid_loss", json_double(s.best_valid_loss)}, {"elapsed_s", json_double(s.elapsed_s)},
-                        {"schedule_state", schedule}}
+                        {"schedule_state", schedule}, {"world_size", s.world_size}}
       .dump();
 }
 
@@ -47,6 +47,7 @@ TrainingState parse_state(const std::string& text) {
   s.best_valid_loss = double_json(j.at("best_valid_loss"));
   s.elapsed_s = double_json(j.at("elapsed_s"));
   for (const auto& x : j.at("schedule_state")) s.schedule_state.push_back(double_json(x));
+  s.world_size = j.value("world_size", int64_t{1});  // absent before data-parallel training
   return s;
 }
 

@@ -33,6 +33,7 @@ struct TrainingState {
   double best_valid_loss = 1e300;
   int64_t bad_validations = 0;  // validations since the best (early stopping)
   double elapsed_s = 0.0;       // training wall time over all runs
+  int64_t world_size = 1;       // data-parallel ranks that made the updates (train/data_parallel.h)
   std::vector<double> schedule_state;
 };
 

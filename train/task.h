@@ -124,6 +124,10 @@ class Task {
     throw std::logic_error("Task::train_in_place called on a task that does not update in place");
   }
 
+  /// Whether loss() carries state from one batch of a split to the next (a language model's
+  /// TBPTT state): data-parallel training, whose ranks each take every N-th batch, refuses it.
+  virtual bool carries_state_across_batches() const { return false; }
+
   /// What the Trainer needs to know of a task beyond batches and losses: the unit its
   /// Batch::num_tokens counts and which statistics mean something (progress line, ETA,
   /// metrics.jsonl), and what its model and update rule ask of the Trainer's keys. Valid after setup.

@@ -37,7 +37,7 @@ TrainLog::TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool
 void TrainLog::start(bool resume, int64_t step) {
   first_update_ = true;
   report_start_ = printed_ = std::chrono::steady_clock::now();
-  if (!fs::exists(path_)) return;
+  if (path_.empty() || !fs::exists(path_)) return;
   if (!resume) {
     fs::remove(path_);
     return;
@@ -54,6 +54,7 @@ void TrainLog::start(bool resume, int64_t step) {
 }
 
 void TrainLog::update(const Update& u) {
+  if (path_.empty()) return;
   add_to(loss_sum_, u.loss_sum);
   if (gradients_ && u.grad_norm.defined()) add_to(grad_sum_, u.grad_norm);
   units_ += u.units;
@@ -89,6 +90,7 @@ void TrainLog::update(const Update& u) {
 
 void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics,
                           bool best) {
+  if (path_.empty()) return;
   nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best}};
   std::ostringstream msg;
   msg.precision(4);
@@ -106,6 +108,7 @@ void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::m
 }
 
 void TrainLog::done(int64_t step, double best_loss, const std::string& run_dir) {
+  if (path_.empty()) return;
   progress_.message("done: " + std::to_string(step) + " updates, best valid loss " + std::to_string(best_loss) +
                     (profile_.perplexity ? " (ppl " + std::to_string(perplexity(best_loss)) + ")" : "") +
                     ", checkpoints in " + run_dir);

@@ -28,6 +28,7 @@ class TrainLog {
   /// `gradients`: the updates form gradients whose norm is worth reporting (not in place).
   /// Records (metrics.jsonl) and prints every `log_interval` updates; also prints after
   /// `log_seconds` without a printed line (0: never by time) and the first update after start().
+  /// An empty `metrics_path` records and prints nothing (data-parallel ranks other than 0).
   TrainLog(std::string metrics_path, Task::TrainingProfile profile, bool gradients, int64_t log_interval,
            double log_seconds = 0);
 
@@ -53,7 +54,9 @@ class TrainLog {
 
   /// The last line of a finished run.
   void done(int64_t step, double best_loss, const std::string& run_dir);
-  void message(const std::string& line) { progress_.message(line); }
+  void message(const std::string& line) {
+    if (!path_.empty()) progress_.message(line);
+  }
 
  private:
   std::string path_;

@@ -108,20 +108,23 @@ double clip_gradients(const std::vector<torch::Tensor>& params, double max_norm)
 
 double SplitLoss::perplexity() const { return std::exp(std::min(loss, 100.0)); }
 
-SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device) {
+SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, const EvaluationShard& shard) {
   auto model = task.model();
   const bool was_training = model->is_training();
   model->eval();
   torch::NoGradGuard no_grad;
   // Sums stay on the device until the end: one read-back per split.
-  torch::Tensor sum = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
+  const auto on_device = torch::TensorOptions(torch::kDouble).device(device);
+  torch::Tensor sum = torch::zeros({}, on_device);
   std::map<std::string, torch::Tensor> metric_sums;
-  SplitLoss out;
+  int64_t tokens = 0, examples = 0;
   const int64_t n = task.num_batches(split, 0);
-  int64_t i = 0;
+  int64_t i = shard.index;
   Prefetcher<Batch> batches([&]() -> std::optional<Batch> {
     if (i >= n) return std::nullopt;
-    return task.make_batch(split, 0, i++);
+    const int64_t index = i;
+    i += shard.count;
+    return task.make_batch(split, 0, index);
   }, 4);
   while (auto batch = batches.next()) {
     auto loss = task.loss(batch->to(device));
@@ -130,13 +133,25 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device) {
       auto& total = metric_sums[name];
       total = total.defined() ? total + value.detach().to(torch::kDouble) : value.detach().to(torch::kDouble);
     }
-    out.tokens += loss.num_tokens;
-    out.examples += batch->num_examples;
+    tokens += loss.num_tokens;
+    examples += batch->num_examples;
   }
   model->train(was_training);
+  // [loss, units, examples, metric sums in name order]: one reduction and one read-back.
+  std::vector<torch::Tensor> parts = {sum, torch::tensor(static_cast<double>(tokens), on_device),
+                                      torch::tensor(static_cast<double>(examples), on_device)};
+  for (const auto& [name, total] : metric_sums) parts.push_back(total.to(device));
+  auto sums = torch::stack(parts);
+  if (shard.reduce) shard.reduce(sums);
+  sums = sums.cpu();
+  const auto at = [&](int64_t k) { return sums[k].item<double>(); };
+  SplitLoss out;
+  out.tokens = static_cast<int64_t>(at(1));
+  out.examples = static_cast<int64_t>(at(2));
   if (out.tokens == 0) throw UserError("the " + to_string(split) + " split is empty");
-  out.loss = sum.item<double>() / out.tokens;
-  for (const auto& [name, total] : metric_sums) out.metrics[name] = total.item<double>() / std::max<int64_t>(1, out.examples);
+  out.loss = at(0) / out.tokens;
+  int64_t k = 3;
+  for (const auto& entry : metric_sums) out.metrics[entry.first] = at(k++) / std::max<int64_t>(1, out.examples);
   return out;
 }
 
@@ -212,37 +227,45 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The training batches from a position onwards, made on a prefetch thread: (epoch, index) runs
-// through each epoch's num_batches and on into the next epoch.
+// through each epoch's num_batches and on into the next epoch. Of every `world_size`
+// consecutive batches (a group) this rank takes the rank-th (Trainer::Shard); the others are
+// skipped unmade.
 class TrainBatches {
  public:
   struct Item {
     int64_t epoch, index, epoch_size;
     Batch batch;
+    int64_t next_epoch, next_index;  // the position after the item's group: where the plan goes on
   };
-  TrainBatches(Task& task, int64_t epoch, int64_t index)
-      : task_(task), epoch_(epoch), index_(index), prefetcher_([this] { return produce(); }, 8) {}
+  TrainBatches(Task& task, int64_t epoch, int64_t index, int64_t rank, int64_t world_size)
+      : task_(task), epoch_(epoch), index_(index), rank_(rank), world_size_(world_size),
+        prefetcher_([this] { return produce(); }, 8) {}
   std::optional<Item> next() { return prefetcher_.next(); }
   Prefetcher<Item>& prefetcher() { return prefetcher_; }
 
  private:
   std::optional<Item> produce() {
-    for (int guard = 0; guard < 2; ++guard) {
-      if (epoch_size_ < 0) epoch_size_ = task_.num_batches(Split::kTrain, epoch_);
-      if (epoch_size_ == 0) throw UserError("the train split produced no batches (empty corpus?)");
-      if (index_ < epoch_size_) {
-        Item item{epoch_, index_, epoch_size_, task_.make_batch(Split::kTrain, epoch_, index_)};
-        ++index_;
-        return item;
+    std::optional<Item> item;
+    for (int64_t k = 0; k < world_size_; ++k) {
+      // An index past the epoch's end (a resumed position) moves on to the next epoch.
+      for (;; ++epoch_, index_ = 0, epoch_size_ = -1) {
+        if (epoch_size_ < 0) epoch_size_ = task_.num_batches(Split::kTrain, epoch_);
+        if (epoch_size_ == 0) throw UserError("the train split produced no batches (empty corpus?)");
+        if (index_ < epoch_size_) break;
       }
-      ++epoch_;
-      index_ = 0;
-      epoch_size_ = -1;
+      if (k == rank_) item = Item{epoch_, index_, epoch_size_, task_.make_batch(Split::kTrain, epoch_, index_), 0, 0};
+      ++index_;
     }
-    return std::nullopt;
+    // A used-up epoch counts as done (max_epochs), and a resume starts at the next unread batch.
+    const bool epoch_done = index_ == epoch_size_;
+    item->next_epoch = epoch_done ? epoch_ + 1 : epoch_;
+    item->next_index = epoch_done ? 0 : index_;
+    return item;
   }
 
   Task& task_;
   int64_t epoch_, index_, epoch_size_ = -1;  // the worker's position
+  const int64_t rank_, world_size_;
   Prefetcher<Item> prefetcher_;              // last: its worker starts once the rest exists
 };
 
@@ -270,11 +293,15 @@ struct Trainer::State {
 };
 
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir)
+    : Trainer(task, std::move(config), std::move(task_name), std::move(run_dir), Shard{}) {}
+
+Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir, Shard shard)
     : task_(task), profile_(task.training_profile()), config_(std::move(config)), task_name_(std::move(task_name)),
-      run_dir_(std::move(run_dir)), device_(parse_device(config_.get("device"))) {
+      run_dir_(std::move(run_dir)), shard_(shard), device_(parse_device(config_.get("device"))) {
   check_trainer_config(config_);
-  state_ = std::make_shared<State>(config_, TrainLog(run_dir_ + "/metrics.jsonl", profile_, !task_.updates_in_place(),
-                                                     config_.get_int("log_interval"), config_.get_double("log_seconds")));
+  state_ = std::make_shared<State>(config_, TrainLog(writer() ? run_dir_ + "/metrics.jsonl" : "", profile_,
+                                                     !task_.updates_in_place(), config_.get_int("log_interval"),
+                                                     config_.get_double("log_seconds")));
   check_optimizer(config_, profile_);
   // Derived once, from this invocation's budget, and written into the saved config.
   if (config_.get_double("warmup_fraction") != 0) resolve_warmup_fraction(config_, planned_updates());
@@ -303,7 +330,8 @@ int64_t Trainer::planned_updates() {
     // An update may take batches from two epochs: the loader runs on across the boundary.
     int64_t batches = 0;
     for (int64_t e = 0; e < s.max_epochs; ++e) batches += task_.num_batches(Split::kTrain, e);
-    const int64_t by_epochs = (batches + s.update_freq - 1) / s.update_freq;
+    const int64_t per_update = s.update_freq * shard_.world_size;
+    const int64_t by_epochs = (batches + per_update - 1) / per_update;
     updates = updates > 0 ? std::min(updates, by_epochs) : by_epochs;
   }
   return updates;
@@ -320,6 +348,7 @@ std::string Trainer::saved_config() const {
 }
 
 void Trainer::save(const std::string& name) {
+  if (!writer()) return;
   auto& t = state_->training;
   t.schedule_state = schedule_->state();
   save_checkpoint(run_dir_ + "/" + name, *model_, optimizer_.get(),
@@ -345,20 +374,39 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
                                     " (a model's shape cannot change on --resume)";
 }
 
-bool Trainer::budget_reached(double run_elapsed_s) const {
+bool Trainer::time_up() const {
   const auto& s = *state_;
-  const auto& t = s.training;
-  return (s.max_steps > 0 && t.step >= s.max_steps) || (s.max_epochs > 0 && t.epoch >= s.max_epochs) ||
-         (s.max_time_s > 0 && run_elapsed_s >= s.max_time_s);
+  return s.max_time_s > 0 && seconds_since(s.run_start) >= s.max_time_s;
 }
 
-Trainer::Stop Trainer::stop_reason() const {
+int Trainer::received_signal() { return g_interrupted; }
+
+Trainer::Stop Trainer::stop_rule(bool interrupted, bool time_up) const {
   const auto& s = *state_;
-  if (g_interrupted) return Stop::kInterrupted;
-  if (s.patience > 0 && s.training.bad_validations >= s.patience) return Stop::kEarlyStopping;
-  if (budget_reached(seconds_since(s.run_start))) return Stop::kBudget;
+  const auto& t = s.training;
+  if (interrupted) return Stop::kInterrupted;
+  if (s.patience > 0 && t.bad_validations >= s.patience) return Stop::kEarlyStopping;
+  if ((s.max_steps > 0 && t.step >= s.max_steps) || (s.max_epochs > 0 && t.epoch >= s.max_epochs) || time_up)
+    return Stop::kBudget;
   return Stop::kNo;
 }
+
+Trainer::Stop Trainer::stop_reason() const { return stop_rule(received_signal() != 0, time_up()); }
+
+double Trainer::training_time_s() const { return state_->elapsed_before + seconds_since(state_->run_start); }
+
+double Trainer::next_lr(double training_time_s) const {
+  return schedule_->lr_at(state_->training.step + 1, training_time_s);
+}
+
+void Trainer::count_update(double lr) {
+  ++state_->training.step;
+  state_->training.lr = lr;
+}
+
+void Trainer::message(const std::string& line) { state_->log.message(line); }
+
+const TrainingState& Trainer::training_state() const { return state_->training; }
 
 double Trainer::eta_s() const {
   const auto& s = *state_;
@@ -370,7 +418,8 @@ double Trainer::eta_s() const {
   if (s.max_time_s > 0) nearest(s.max_time_s - run);
   if (s.max_steps > 0) nearest((s.max_steps - t.step) * per_step);
   if (s.max_epochs > 0 && s.epoch_size > 0)
-    nearest(static_cast<double>((s.max_epochs - t.epoch) * s.epoch_size - t.batch_index) / s.update_freq * per_step);
+    nearest(static_cast<double>((s.max_epochs - t.epoch) * s.epoch_size - t.batch_index) /
+            (s.update_freq * shard_.world_size) * per_step);
   return eta;
 }
 
@@ -389,11 +438,8 @@ Trainer::StepOutput Trainer::accumulate(double lr) {
   for (int64_t k = 0; k < s.update_freq; ++k) {
     auto item = s.batches->next();
     if (!item) break;
-    // The position is that of the next unread batch, so an epoch that is used up counts
-    // as done (max_epochs) and a resume starts exactly where this run stopped reading.
-    const bool last_of_epoch = item->index + 1 == item->epoch_size;
-    t.epoch = last_of_epoch ? item->epoch + 1 : item->epoch;
-    t.batch_index = last_of_epoch ? 0 : item->index + 1;
+    t.epoch = item->next_epoch;
+    t.batch_index = item->next_index;
     s.epoch_size = item->epoch_size;
     out.examples += item->batch.num_examples;
     LossOutput loss;
@@ -425,16 +471,16 @@ torch::Tensor Trainer::apply(int64_t units, double lr) {
 }
 
 Trainer::StepOutput Trainer::step() {
-  auto& t = state_->training;
   // The rate of the update these batches make; a task that updates in place applies it itself.
-  const double lr = schedule_->lr_at(t.step + 1, state_->elapsed_before + seconds_since(state_->run_start));
+  const double lr = next_lr(training_time_s());
   auto out = accumulate(lr);
   if (out.units == 0) return out;
   if (!task_.updates_in_place()) out.grad_norm = apply(out.units, lr);
-  ++t.step;
-  t.lr = lr;
+  count_update(lr);
   return out;
 }
+
+SplitLoss Trainer::validation_loss() { return evaluate_loss(task_, Split::kValid, device_); }
 
 void Trainer::validate() {
   auto& s = *state_;
@@ -445,7 +491,7 @@ void Trainer::validate() {
     std::optional<Prefetcher<TrainBatches::Item>::Pause> pause;
     if (s.batches) pause.emplace(s.batches->prefetcher());
     const AutocastGuard autocast(config_.get("precision"), device_);
-    valid = evaluate_loss(task_, Split::kValid, device_);
+    valid = validation_loss();
   }
   schedule_->on_validation(valid.loss);
   const bool best = valid.loss < t.best_valid_loss;
@@ -468,8 +514,9 @@ bool Trainer::begin(bool resume) {
   const std::string last = run_dir_ + "/checkpoint_last.pt";
   s.run_start = std::chrono::steady_clock::now();
   // A run killed while writing a checkpoint leaves its temporary file (up to a checkpoint's size).
-  for (const auto& stale : remove_stale_temporaries(run_dir_))
-    s.log.message("removed " + stale + ", the temporary file of a process that no longer runs");
+  if (writer())
+    for (const auto& stale : remove_stale_temporaries(run_dir_))
+      s.log.message("removed " + stale + ", the temporary file of a process that no longer runs");
   if (resume) {
     auto header = read_checkpoint_header(last);
     if (header.task != task_name_) throw UserError(last + ": checkpoint of task '" + header.task + "', not '" + task_name_ + "'");
@@ -502,7 +549,20 @@ bool Trainer::begin(bool resume) {
     torch::manual_seed(static_cast<uint64_t>(config_.get_int("seed")));
     s.log.start(/*resume=*/false, 0);
   }
-  atomic_write_text(run_dir_ + "/config.ini", saved_config());
+  if (resume && t.world_size != shard_.world_size) {
+    // The batch plan is global, so the run goes on from the same place; its global batch is the
+    // ranks' batches together (the checkpoint's update_freq is not known: the config's may differ).
+    const int64_t now = shard_.world_size * s.update_freq;
+    s.log.message("warning: the checkpoint was written by " + std::to_string(t.world_size) +
+                  " data-parallel rank(s) and this run has " + std::to_string(shard_.world_size) +
+                  ": it goes on from the same place in the batch plan (epoch " + std::to_string(t.epoch + 1) +
+                  ", batch " + std::to_string(t.batch_index) + "), each update now taking " + std::to_string(now) +
+                  " batches (" + std::to_string(shard_.world_size) + " ranks x update_freq " +
+                  std::to_string(s.update_freq) + "); a different global batch is a different run");
+  }
+  on_begin(resume);
+  t.world_size = shard_.world_size;
+  if (writer()) atomic_write_text(run_dir_ + "/config.ini", saved_config());
   s.elapsed_before = t.elapsed_s;
   s.first_step = t.step;
   s.last_validated_step = -1;
@@ -516,8 +576,11 @@ std::string Trainer::start_line() {
   std::ostringstream line;
   const std::string precision = config_.get("precision");
   line << "training " << task_name_ << ": " << parameters << " parameters on " << device_ << " (" << precision
-       << (precision == "auto" ? ": " + to_string(parse_precision(precision, device_)) : "") << ") | " << task_.num_batches(Split::kTrain, s.training.epoch)
-       << " batches per epoch, " << s.update_freq << " per update | budget:";
+       << (precision == "auto" ? ": " + to_string(parse_precision(precision, device_)) : "") << ") | "
+       << task_.num_batches(Split::kTrain, s.training.epoch) << " batches per epoch, " << s.update_freq
+       << " per update";
+  if (shard_.world_size > 1) line << " on each of " << shard_.world_size << " ranks";
+  line << " | budget:";
   if (s.max_steps > 0) line << " max_steps " << s.max_steps;
   if (s.max_epochs > 0) line << " max_epochs " << s.max_epochs;
   if (s.max_time_s > 0) line << " max_time " << s.max_time_s / 60 << " min";
@@ -558,7 +621,7 @@ int Trainer::loop() {
     if (s.valid_interval > 0 ? t.step % s.valid_interval == 0 : epoch_ended) validate();
   }
   if (stop == Stop::kInterrupted) {
-    const int signal = g_interrupted;
+    const int signal = stop_signal();
     t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
     save("checkpoint_last.pt");
     s.log.message(std::string("interrupted (") + (signal == SIGTERM ? "SIGTERM" : "SIGINT") + "): saved " + run_dir_ +
@@ -578,13 +641,16 @@ int Trainer::train(bool resume) {
   if (!begin(resume)) return 0;
   state_->log.message(start_line());
   auto& batches = state_->batches;
-  batches = std::make_unique<TrainBatches>(task_, state_->training.epoch, state_->training.batch_index);
+  batches = std::make_unique<TrainBatches>(task_, state_->training.epoch, state_->training.batch_index, shard_.rank,
+                                           shard_.world_size);
   // The prefetch thread stops however the loop ends.
   struct Stopper {
     std::unique_ptr<TrainBatches>& batches;
     ~Stopper() { batches.reset(); }
   } stopper{batches};
-  return loop();
+  const int status = loop();
+  on_end();
+  return status;
 }
 
 }  // namespace nlpzoo

@@ -6,11 +6,13 @@
 // schedule's rate instead of a backward pass and an optimizer step.
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "train/checkpoint.h"
 #include "train/config.h"
 #include "train/lr_schedule.h"
 #include "train/task.h"
@@ -40,7 +42,16 @@ struct SplitLoss {
   std::map<std::string, double> metrics;  // LossOutput::metric_sums over the split / examples (e.g. accuracy)
   double perplexity() const;
 };
-SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device);
+/// The part of a split that evaluate_loss reads, for validation sharded over data-parallel
+/// ranks (train/data_parallel.h): the batches i with i % count == index. `reduce`, when set,
+/// sums the shard's float64 sums [loss, units, examples, metric sums in name order] (a 1-D
+/// tensor on the device) over the shards in place before they are divided; every shard must
+/// then read at least one batch, so that the sums have one layout.
+struct EvaluationShard {
+  int64_t index = 0, count = 1;
+  std::function<void(torch::Tensor&)> reduce;
+};
+SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, const EvaluationShard& shard = {});
 
 /// Scales the gradients of `params` in place so that their global L2 norm
 ///   ||g|| = sqrt(sum over parameters p and elements i of g_{p,i}^2)
@@ -75,9 +86,20 @@ class Trainer {
   void keep_budgets(const Config& run_config);
 
  protected:
-  // The parts of train(), one job each. Distributed data-parallel training wraps step()
-  // (all-reducing the gradients and the unit count between accumulate and apply) and
-  // stop_reason() (all ranks stop when one does); validation, checkpoints and logging stay.
+  // The parts of train(), one job each. Data-parallel training (train/data_parallel.h)
+  // overrides step() (all-reducing the gradients and the unit count between accumulate and
+  // apply), stop_reason() and stop_signal() (all ranks stop together), validation_loss()
+  // (sharded, its sums reduced) and on_begin() (rank 0's parameters to every rank).
+
+  /// The part this Trainer plays in data-parallel training: rank `rank` of `world_size`
+  /// processes, each reading the rank-th batch of every world_size consecutive batches of the
+  /// one batch plan; only rank 0 writes (checkpoints, config.ini, metrics.jsonl) and prints.
+  struct Shard {
+    int64_t rank = 0, world_size = 1;
+  };
+  Trainer(Task& task, Config config, std::string task_name, std::string run_dir, Shard shard);
+  const Shard& shard() const { return shard_; }
+  bool writer() const { return shard_.rank == 0; }
 
   /// What one update did. loss_sum: float64 scalar on the device, summed over `units`, not read
   /// back (no device sync per update); grad_norm: the norm before clipping, undefined for
@@ -97,10 +119,38 @@ class Trainer {
   /// the optimizer step at `lr`. Returns the gradient norm before clipping.
   torch::Tensor apply(int64_t units, double lr);
 
+  /// The rate of the next update after `training_time_s` seconds of training over all runs
+  /// (training_time_s()), and the step counter's advance once it is made.
+  double next_lr(double training_time_s) const;
+  double training_time_s() const;
+  void count_update(double lr);
+
   enum class Stop { kNo, kBudget, kEarlyStopping, kInterrupted };
-  /// The stopping rule, asked before each update: Ctrl-C, then patience validations without
-  /// improvement, then the budgets.
+  /// The stopping rule, asked before each update: stop_rule(this process's signal, its clock).
   virtual Stop stop_reason() const;
+  /// Ctrl-C or SIGTERM (`interrupted`), then patience validations without improvement, then
+  /// the budgets (max_time: `time_up`).
+  Stop stop_rule(bool interrupted, bool time_up) const;
+  /// Whether this invocation has run for max_time (false without one).
+  bool time_up() const;
+  /// The signal this process received (SIGINT, SIGTERM; 0: none), and the one that stops the run.
+  static int received_signal();
+  virtual int stop_signal() const { return received_signal(); }
+
+  /// The validation split's loss and metrics (evaluate_loss), asked at each validation.
+  virtual SplitLoss validation_loss();
+  /// After the run is restored (`resumed`) or seeded, before its first update; and after the
+  /// invocation's last update, however the loop stopped.
+  virtual void on_begin(bool resumed) {}
+  virtual void on_end() {}
+
+  /// A line printed (and kept on screen) by the writer.
+  void message(const std::string& line);
+  Task& task() const { return task_; }
+  torch::nn::Module& model() const { return *model_; }
+  const torch::Device& device() const { return device_; }
+  const Config& config() const { return config_; }
+  const TrainingState& training_state() const;
 
  private:
   bool begin(bool resume);  // restore or start; false when there is nothing to train
@@ -110,7 +160,6 @@ class Trainer {
   std::string saved_config() const;
   // ", config keys changed since the checkpoint: k (old -> new), ..." or "".
   std::string changed_keys(const std::string& checkpoint_ini) const;
-  bool budget_reached(double run_elapsed_s) const;
   int64_t planned_updates();  // updates max_steps and max_epochs allow (0: unbounded)
   double eta_s() const;
   // "training <task>: N parameters on <device> | batches per epoch | budget | progress every ...".
@@ -122,6 +171,7 @@ class Trainer {
   Task::TrainingProfile profile_;
   Config config_;
   std::string task_name_, run_dir_;
+  Shard shard_;
   torch::Device device_;
   std::shared_ptr<torch::nn::Module> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

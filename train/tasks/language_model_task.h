@@ -44,6 +44,7 @@ class LanguageModelTask : public Task, public TextGenerator {
   /// Cross-entropy summed over the batch's tokens, starting from the state the previous batch
   /// of the same split left (zeros at index 0); keeps the new state, detached.
   LossOutput loss(const Batch& batch) override;
+  bool carries_state_across_batches() const override { return true; }  // the TBPTT state
   /// "spm.model" (the SentencePiece model's bytes) and "tbptt_state" (the carried training
   /// state, a torch-serialized tensor list; absent before the first step).
   std::map<std::string, std::string> artifacts() const override;
