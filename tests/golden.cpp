@@ -24,7 +24,8 @@ namespace {
 
 // The fixed inputs. Bible verses (Genesis 1:1, 1:3, John 11:35; Reina-Valera 1909 and the World
 // English Bible, both public domain) for the models trained on Bible text, sentences written
-// here for the classifiers, and words frequent in the golden word-vector slice (Genesis).
+// here for the classifiers, and words frequent in the golden word-vector slice (Genesis, as
+// `nlpzoo data bible` writes english.txt: not lowercased).
 const std::vector<std::string> kSources = {"En el principio crió Dios los cielos y la tierra.",
                                            "Y dijo Dios: Sea la luz: y fué la luz.", "Y lloró Jesús."};
 const std::vector<std::string> kReferences = {"In the beginning, God created the heavens and the earth.",
@@ -33,7 +34,7 @@ const std::string kPrompt = "In the beginning";
 const std::vector<std::string> kSentences = {"Completely lacking in good taste, good service, and good ambiance.",
                                              "a charming and often moving film with a wonderful cast",
                                              "dull , lifeless and far too long"};
-const std::vector<std::string> kWords = {"god", "earth", "land"};
+const std::vector<std::string> kWords = {"God", "land", "father"};
 const std::string kOovWord = "unearthliness";
 
 constexpr int64_t kNeighbours = 5;

@@ -127,10 +127,10 @@ TEST_P(RegressionGoldenFamily, VersionOneLoadsWithAWarningGivesTheSameOutputsAnd
   const auto from_v1 = read_safetensors(copy.string());
   const auto golden = read_safetensors(v2().string());
   EXPECT_EQ(from_v1.metadata, golden.metadata) << GetParam().name;
-  const std::map<std::string, torch::Tensor> upgraded(from_v1.tensors.begin(), from_v1.tensors.end());
+  const std::map<std::string, torch::Tensor> upgraded_tensors(from_v1.tensors.begin(), from_v1.tensors.end());
   for (const auto& [name, tensor] : golden.tensors) {
-    const auto it = upgraded.find(name);
-    if (it == upgraded.end()) {
+    const auto it = upgraded_tensors.find(name);
+    if (it == upgraded_tensors.end()) {
       ADD_FAILURE() << "golden family " << GetParam().name << ": the upgraded version-1 file has no tensor '" << name << "'";
       continue;
     }
@@ -138,7 +138,7 @@ TEST_P(RegressionGoldenFamily, VersionOneLoadsWithAWarningGivesTheSameOutputsAnd
         << "golden family " << GetParam().name << ": upgraded version-1 tensor '" << name
         << "' differs from the version-2 file's";
   }
-  EXPECT_EQ(upgraded.size(), golden.tensors.size()) << GetParam().name;
+  EXPECT_EQ(upgraded_tensors.size(), golden.tensors.size()) << GetParam().name;
   fs::remove_all(tmp);
 }
 
