@@ -209,6 +209,7 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
   std::ostringstream args;
   args << "--model_type=" << o.model_type << " --vocab_size=" << o.vocab_size
        << " --character_coverage=" << o.character_coverage
+       << " --normalization_rule_name=" << o.normalization_rule_name
        << " --hard_vocab_limit=" << (o.hard_vocab_limit ? "true" : "false")
        << " --input_sentence_size=" << o.input_sentence_size
        // Sampling is then "the first N sentences", with no random choice involved.

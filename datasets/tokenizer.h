@@ -17,6 +17,9 @@ struct TokenizerTrainOptions {
   int64_t vocab_size = 8000;
   std::string model_type = "unigram";   // unigram | bpe | word | char
   double character_coverage = 1.0;
+  // SentencePiece's --normalization_rule_name: nmt_nfkc | nfkc | nmt_nfkc_cf | nfkc_cf | identity.
+  // The NFKC rules are stored in the model as a ~240 KB table; identity stores none.
+  std::string normalization_rule_name = "nmt_nfkc";
   bool hard_vocab_limit = true;         // false: vocab_size is a soft limit (small corpora)
   int64_t input_sentence_size = 0;      // 0 = all sentences
 };

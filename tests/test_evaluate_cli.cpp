@@ -89,21 +89,6 @@ TEST(TaskDefaults, EvaluateIsTheLossPerTokenAndNoCapabilityIsOffered) {
 
 // ---- every task through the CLI ----------------------------------------------------------------
 
-// One folder every tiny run reads: a Spanish-English corpus (translation), its English side
-// (language model), the English sentences labelled "is the first word a colour?"
-// (classification) and english.txt (word vectors).
-void write_data(const fs::path& dir) {
-  test::write_numbers_corpus(dir);
-  std::string tsv;
-  for (const auto& line : read_lines((dir / "train.en").string())) {
-    const auto first = line.substr(4, line.find(' ', 4) - 4);  // "the <first> and the <second>"
-    const bool colour = first == "red" || first == "green" || first == "blue" || first == "black" || first == "white";
-    tsv += line + "\t" + (colour ? "1" : "0") + "\n";
-  }
-  for (const char* split : {"train", "dev", "test"}) atomic_write_text((dir / (std::string(split) + ".tsv")).string(), tsv);
-  test::write_topic_corpus(dir / "english.txt", 400);
-}
-
 struct Recipe {
   std::string config;  // in configs/
   std::string flags;   // what makes the run tiny
@@ -152,7 +137,7 @@ class RegressionEvaluateCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     root_ = new fs::path(test::fresh_temp_dir("evaluate_cli"));
-    write_data(*root_ / "data");
+    test::write_task_corpora(*root_ / "data");
   }
   static void TearDownTestSuite() {
     fs::remove_all(*root_);

@@ -70,6 +70,18 @@ void write_numbers_corpus(const std::filesystem::path& dir) {
   }
 }
 
+void write_task_corpora(const std::filesystem::path& dir) {
+  write_numbers_corpus(dir);
+  std::string tsv;
+  for (const auto& line : read_lines((dir / "train.en").string())) {
+    const auto first = line.substr(4, line.find(' ', 4) - 4);  // "the <first> and the <second>"
+    const bool colour = first == "red" || first == "green" || first == "blue" || first == "black" || first == "white";
+    tsv += line + "\t" + (colour ? "1" : "0") + "\n";
+  }
+  for (const char* split : {"train", "dev", "test"}) atomic_write_text((dir / (std::string(split) + ".tsv")).string(), tsv);
+  write_topic_corpus(dir / "english.txt", 400);
+}
+
 CommandResult run_command(const std::string& command_line, const std::string& stdin_text) {
   const auto dir = fresh_temp_dir("command_io");
   const auto in = (dir / "stdin").string(), out = (dir / "stdout").string(), err = (dir / "stderr").string();

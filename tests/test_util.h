@@ -67,6 +67,12 @@ void write_topic_corpus(const std::filesystem::path& file, int lines);
 /// over every pair of ten numbers and colours. Creates the folder.
 void write_numbers_corpus(const std::filesystem::path& dir);
 
+/// One folder every registered task can train on: the numbers corpus (write_numbers_corpus;
+/// translation, and its English side for language models), the English sentences labelled "is
+/// the first word a colour?" in {train,dev,test}.tsv (classification, 2 columns, no header), and
+/// english.txt (write_topic_corpus, 400 lines; word vectors). Creates the folder.
+void write_task_corpora(const std::filesystem::path& dir);
+
 /// [B, S] int64 source batch: random lengths (row 0 full, row 1 only EOS), real tokens in
 /// [1, vocab_size) (PAD is never a real token), EOS at each row's end, PAD after it.
 torch::Tensor random_source_batch(int64_t B, int64_t S, int64_t vocab_size);

@@ -2,10 +2,7 @@
 // bench/ divides training FLOP/s by (model FLOP utilisation). --compare measures it once per
 // OpenBLAS core (train/blas_core.h) in a child process each, as OpenBLAS reads
 // OPENBLAS_CORETYPE only when it loads.
-#include <spawn.h>
-#include <sys/wait.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <iomanip>
@@ -13,12 +10,11 @@
 #include <regex>
 
 #include "datasets/io.h"
+#include "tools/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "train/blas_core.h"
 #include "train/trainer.h"
-
-extern char** environ;
 
 namespace nlpzoo::cli {
 namespace {
@@ -26,39 +22,9 @@ namespace {
 // Runs this executable with `args`, OPENBLAS_CORETYPE set to `core` (unset if empty) and
 // NLPZOO_BLAS_CORE=keep; returns its standard output. Throws UserError if it fails.
 std::string run_with_core(const std::vector<std::string>& args, const std::string& core) {
-  std::vector<std::string> env = {"NLPZOO_BLAS_CORE=keep"};
-  if (!core.empty()) env.push_back("OPENBLAS_CORETYPE=" + core);
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string var = *e;
-    if (var.rfind("OPENBLAS_CORETYPE=", 0) != 0 && var.rfind("NLPZOO_BLAS_CORE=", 0) != 0) env.push_back(var);
-  }
-  std::vector<std::string> argv = {"nlpzoo"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto pointers = [](std::vector<std::string>& v) {
-    std::vector<char*> p;
-    for (auto& s : v) p.push_back(s.data());
-    p.push_back(nullptr);
-    return p;
-  };
-  auto argv_p = pointers(argv), env_p = pointers(env);
-  int fd[2];
-  if (pipe(fd) != 0) throw UserError("bench matmul --compare: cannot create a pipe");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fd[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, fd[0]);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv_p.data(), env_p.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(fd[1]);
-  std::string out;
-  char buffer[4096];
-  for (ssize_t n; spawned == 0 && (n = read(fd[0], buffer, sizeof buffer)) > 0;) out.append(buffer, n);
-  close(fd[0]);
-  int status = 0;
-  if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw UserError("bench matmul --compare: the run with OPENBLAS_CORETYPE=" + core + " failed");
-  return out;
+  const auto r = run_self(args, {"NLPZOO_BLAS_CORE=keep", core.empty() ? "OPENBLAS_CORETYPE" : "OPENBLAS_CORETYPE=" + core});
+  if (r.status != 0) throw UserError("bench matmul --compare: the run with OPENBLAS_CORETYPE=" + core + " failed");
+  return r.out;
 }
 
 // One child per candidate core; prints a table of the core OpenBLAS used and its rate.

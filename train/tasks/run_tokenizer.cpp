@@ -11,7 +11,12 @@ ConfigSchema tokenizer_schema() {
   s.add("spm_model_type", "unigram", "SentencePiece model type (char: one piece per character, the vocabulary size "
                                      "is then ignored; word: whole words, which suits pretrained vectors)",
         {"unigram", "bpe", "word", "char"})
-      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)");
+      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
+      .add("spm_normalization", "nmt_nfkc",
+           "SentencePiece's normalization rule (--normalization_rule_name): nmt_nfkc (NFKC and NMT clean-ups), "
+           "nfkc, their case-folding _cf forms, or identity (text as is; the model then stores no ~240 KB NFKC "
+           "table, which keeps tiny checkpoints tiny)",
+           {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"});
   return s;
 }
 
@@ -28,6 +33,7 @@ Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector
   options.vocab_size = vocab_size;
   options.model_type = config.get("spm_model_type");
   options.character_coverage = config.get_double("character_coverage");
+  options.normalization_rule_name = config.get("spm_normalization");
   options.hard_vocab_limit = false;
   std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on";
   for (const auto& input : options.inputs) std::cout << " " << input;

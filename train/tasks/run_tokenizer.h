@@ -11,7 +11,7 @@
 
 namespace nlpzoo {
 
-/// The keys run_tokenizer reads: spm_model_type and character_coverage. (The vocabulary size
+/// The keys run_tokenizer reads: spm_model_type, character_coverage and spm_normalization. (The vocabulary size
 /// is the task's key: one per language for translation.)
 ConfigSchema tokenizer_schema();
 
@@ -20,8 +20,8 @@ ConfigSchema tokenizer_schema();
 ///      because the model's embedding rows are its pieces;
 ///   2. context.resume: <run_dir>/<stem>.model, made when the run started;
 ///   3. otherwise a new model trained on the files `training_inputs()` returns (called only
-///      here, so a task may write them first), with config keys spm_model_type and
-///      character_coverage; `vocab_size` is an upper bound, so a small corpus gets fewer
+///      here, so a task may write them first), with config keys spm_model_type,
+///      character_coverage and spm_normalization; `vocab_size` is an upper bound, so a small corpus gets fewer
 ///      pieces. A model left by an earlier failed start never stands in for the vocabulary
 ///      this config asks for.
 /// Throws UserError with no checkpoint bytes and no run_dir, for a missing model file (named),

@@ -1,0 +1,308 @@
+// nlpzoo zoo list|train|check: the reference models of checkpoints/MANIFEST.json (one per config
+// in configs/), trained as the manifest says and checked against its expected metrics. Each
+// model trains and is scored in a child process of this executable (`nlpzoo train`,
+// `nlpzoo evaluate --json`, `nlpzoo embed eval`), so the numbers are the ones a user gets,
+// and the child's wall time and peak RSS are the model's cost.
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "datasets/io.h"
+#include "tools/child_process.h"
+#include "tools/command.h"
+#include "tools/options.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace nlpzoo::cli {
+namespace {
+
+void add_zoo_flags(po::options_description& desc) {
+  desc.add_options()
+      ("names", po::value<std::vector<std::string>>()->multitoken(), "reference models (default: all), positional")
+      ("manifest", po::value<std::string>()->default_value("checkpoints/MANIFEST.json"), "the manifest")
+      ("root", po::value<std::string>()->default_value("checkpoints"), "where the trained copies live: ROOT/NAME");
+}
+
+json read_manifest(const std::string& path) {
+  require_file(path, "the reference models' manifest");
+  json m;
+  try {
+    m = json::parse(read_file(path));
+  } catch (const json::exception& e) {
+    throw UserError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!m.contains("models") || !m["models"].is_object() || m["models"].empty())
+    throw UserError(path + ": no \"models\" object");
+  for (const auto& [name, e] : m["models"].items())
+    for (const char* key : {"config", "data", "budget_steps", "seed", "threads"})
+      if (!e.contains(key)) throw UserError(path + ": model '" + name + "' has no \"" + key + "\"");
+  return m;
+}
+
+// The names asked for, each checked against the manifest; all of them when none is given.
+std::vector<std::string> chosen(const po::variables_map& vm, const json& manifest, const std::string& path) {
+  std::vector<std::string> names;
+  if (vm.count("names")) {
+    names = vm["names"].as<std::vector<std::string>>();
+    for (const auto& n : names)
+      if (!manifest["models"].contains(n)) {
+        std::string known;
+        for (const auto& [k, v] : manifest["models"].items()) known += (known.empty() ? "" : ", ") + k;
+        throw UserError("'" + n + "' is not a model of " + path + " (" + known + ")");
+      }
+  } else {
+    for (const auto& [k, v] : manifest["models"].items()) names.push_back(k);
+  }
+  return names;
+}
+
+std::string sha256(const std::string& path) {
+  const auto r = run_child("sha256sum", {"--", path});
+  if (r.status != 0 || r.out.size() < 64) throw UserError(path + ": cannot compute its sha256 (sha256sum failed)");
+  return r.out.substr(0, 64);
+}
+
+// The files an entry's numbers depend on: its config and its data files.
+std::vector<std::string> input_files(const json& entry) {
+  std::vector<std::string> files = {entry["config"].get<std::string>()};
+  const auto dir = entry["data"].value("dir", std::string());
+  for (const auto& f : entry["data"].value("files", json::array())) files.push_back(dir + "/" + f.get<std::string>());
+  return files;
+}
+
+// "" when every recorded fingerprint matches the files here; else what differs. A fingerprint
+// recorded as null (not measured yet) is not compared.
+std::string fingerprint_mismatch(const json& entry) {
+  const auto recorded = entry.value("fingerprint", json::object());
+  for (const auto& file : input_files(entry)) {
+    if (!recorded.contains(file) || recorded[file].is_null()) continue;
+    if (!fs::exists(file)) return file + " is missing";
+    if (sha256(file) != recorded[file].get<std::string>()) return file + " differs from the manifest's";
+  }
+  return "";
+}
+
+std::string run_dir(const po::variables_map& vm, const std::string& name) {
+  return (fs::path(vm["root"].as<std::string>()) / name).string();
+}
+
+std::string threads_env(const json& entry) { return "NLPZOO_THREADS=" + std::to_string(entry["threads"].get<int64_t>()); }
+
+std::string minutes(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%dh%02dm", static_cast<int>(seconds / 3600), static_cast<int>(seconds / 60) % 60);
+  return text;
+}
+
+int run_list(const std::vector<std::string>& args) {
+  po::options_description desc("Options");
+  add_zoo_flags(desc);
+  auto vm = parse_args(args, desc, "zoo list [NAME ...] [--manifest FILE] [--root DIR]", {"names"});
+  if (!vm) return 0;
+  const auto path = (*vm)["manifest"].as<std::string>();
+  const auto manifest = read_manifest(path);
+  std::cout << std::left << std::setw(28) << "model" << std::setw(9) << "steps" << std::setw(22) << "trained copy"
+            << "expected metrics\n";
+  for (const auto& name : chosen(*vm, manifest, path)) {
+    const auto& e = manifest["models"][name];
+    const auto last = run_dir(*vm, name) + "/checkpoint_last.pt";
+    std::string copy = "none";
+    if (fs::exists(last)) copy = "step " + std::to_string(read_checkpoint_header(last).state.step);
+    std::string expected;
+    for (const auto& [metric, x] : e.value("expected", json::object()).items()) {
+      std::ostringstream s;
+      s << metric << " " << x.value("value", 0.0);
+      if (x.contains("tolerance") && !x["tolerance"].is_null()) s << " ± " << x["tolerance"].get<double>();
+      expected += (expected.empty() ? "" : ", ") + s.str();
+    }
+    std::cout << std::setw(28) << name << std::setw(9) << e["budget_steps"].get<int64_t>() << std::setw(22) << copy
+              << (expected.empty() ? "not measured yet" : expected) << "\n";
+  }
+  return 0;
+}
+
+int run_train(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Trains each named reference model (default: all) as checkpoints/MANIFEST.json says: its config, data\n"
+      "folder, budget in steps, seed and threads, into ROOT/NAME (a copy there continues with --resume).\n"
+      "A data file or config whose sha256 differs from the manifest's is reported: its numbers will not be\n"
+      "comparable. Options");
+  add_zoo_flags(desc);
+  auto vm = parse_args(args, desc, "zoo train [NAME ...] [--manifest FILE] [--root DIR]", {"names"});
+  if (!vm) return 0;
+  const auto path = (*vm)["manifest"].as<std::string>();
+  const auto manifest = read_manifest(path);
+  const auto names = chosen(*vm, manifest, path);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto& name = names[i];
+    const auto& e = manifest["models"][name];
+    for (const auto& file : input_files(e))
+      if (!fs::exists(file))
+        throw UserError(name + ": " + file + " is missing (make it with: " + e["data"].value("command", std::string("?")) +
+                        ")");
+    // The ETA of what is left of the suite, from the costs the manifest records.
+    double left = 0;
+    bool known = true;
+    for (size_t j = i; j < names.size(); ++j) {
+      const auto cost = manifest["models"][names[j]].value("cost", json::object());
+      if (cost.contains("wall_s")) left += cost["wall_s"].get<double>(); else known = false;
+    }
+    std::cout << "zoo: [" << i + 1 << "/" << names.size() << "] " << name << ": " << e["budget_steps"].get<int64_t>()
+              << " steps; suite ETA " << (known ? minutes(left) : std::string("unknown (costs not all recorded)"))
+              << std::endl;
+    if (const auto why = fingerprint_mismatch(e); !why.empty())
+      std::cout << "zoo: warning: " << name << ": " << why << ": its numbers will not be comparable" << std::endl;
+    const auto dir = run_dir(*vm, name);
+    const std::string steps = std::to_string(e["budget_steps"].get<int64_t>());
+    std::vector<std::string> train_args;
+    if (fs::exists(dir + "/checkpoint_last.pt"))
+      train_args = {"train", "--run-dir", dir, "--resume", "--max-steps", steps};
+    else
+      train_args = {"train",       "--config",  e["config"].get<std::string>(), "--data-dir",
+                    e["data"]["dir"].get<std::string>(), "--run-dir", dir, "--max-steps", steps,
+                    "--seed",      std::to_string(e["seed"].get<int64_t>())};
+    const auto r = run_self(train_args, {threads_env(e)}, /*capture_stdout=*/false);
+    if (r.status != 0) throw UserError(name + ": nlpzoo train exited with status " + std::to_string(r.status));
+    const json cost = {{"wall_s", std::round(r.wall_s)}, {"peak_rss_mb", r.peak_rss_kb / 1024}};
+    atomic_write_text(dir + "/zoo_cost.json", cost.dump() + "\n");
+    std::cout << "zoo: " << name << ": trained in " << minutes(r.wall_s) << ", peak RSS " << r.peak_rss_kb / 1024
+              << " MB" << std::endl;
+  }
+  return 0;
+}
+
+// The trained copy's scores: evaluate --json's metrics, and for word vectors embed eval's analogy
+// accuracy and similarity rho. {metric: {"value", "better"}}.
+json measure(const json& entry, const std::string& dir) {
+  // The last checkpoint: the model at the budget, which a validation need not have reached.
+  std::vector<std::string> args = {"evaluate", "--run-dir", dir, "--checkpoint", "last", "--json", "--device", "cpu"};
+  for (const auto& a : entry.value("evaluate", json::array())) args.push_back(a.get<std::string>());
+  auto r = run_self(args, {threads_env(entry)});
+  if (r.status != 0) throw UserError(dir + ": nlpzoo evaluate exited with status " + std::to_string(r.status));
+  json metrics = json::parse(r.out).at("metrics");
+  if (entry.contains("embed_eval")) {
+    const auto out = dir + "/zoo_embed_eval.json";
+    r = run_self({"embed", "eval", "--run-dir", dir, "--analogy", entry["embed_eval"]["analogy"].get<std::string>(),
+                  "--similarity", entry["embed_eval"]["similarity"].get<std::string>(), "--json", out},
+                 {threads_env(entry)});
+    if (r.status != 0) throw UserError(dir + ": nlpzoo embed eval exited with status " + std::to_string(r.status));
+    const auto j = json::parse(read_file(out));
+    metrics["analogy_accuracy"] = {{"value", j["analogy"]["total"]["accuracy"]}, {"better", "higher"}};
+    metrics["similarity_spearman"] = {{"value", j["similarity"]["spearman"]}, {"better", "higher"}};
+  }
+  return metrics;
+}
+
+int run_check(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Scores each named reference model's trained copy (ROOT/NAME, its last checkpoint) and compares it with the manifest's\n"
+      "expected metrics: ok within the tolerance, REGRESSED when worse by more, better when better by more\n"
+      "(consider --update). Exit status 1 when a model regressed or has no trained copy. Options");
+  add_zoo_flags(desc);
+  desc.add_options()
+      ("json", po::bool_switch(), "print the rows as one JSON array instead of the table")
+      ("update", po::bool_switch(), "write the measured numbers (and the inputs' sha256 and the cost) into the manifest, "
+                                    "keeping each metric's tolerance: a deliberate change, reviewed in git");
+  auto vm = parse_args(args, desc, "zoo check [NAME ...] [--json] [--update] [--manifest FILE] [--root DIR]", {"names"});
+  if (!vm) return 0;
+  const auto path = (*vm)["manifest"].as<std::string>();
+  auto manifest = read_manifest(path);
+  json rows = json::array();
+  bool failed = false;
+  for (const auto& name : chosen(*vm, manifest, path)) {
+    auto& e = manifest["models"][name];
+    const auto dir = run_dir(*vm, name);
+    const auto add = [&](const std::string& metric, const json& expected, const json& measured, const std::string& v) {
+      rows.push_back({{"model", name}, {"metric", metric}, {"expected", expected}, {"measured", measured}, {"verdict", v}});
+    };
+    if (!fs::exists(dir + "/checkpoint_last.pt")) {
+      add("", nullptr, nullptr, "not trained (nlpzoo zoo train " + name + ")");
+      failed = true;
+      continue;
+    }
+    const int64_t step = read_checkpoint_header(dir + "/checkpoint_last.pt").state.step;
+    std::string not_comparable = fingerprint_mismatch(e);
+    if (not_comparable.empty() && step != e["budget_steps"].get<int64_t>())
+      not_comparable = "trained " + std::to_string(step) + " of " + std::to_string(e["budget_steps"].get<int64_t>()) + " steps";
+    const auto measured = measure(e, dir);
+    const auto expected = e.value("expected", json::object());
+    for (const auto& [metric, m] : measured.items()) {
+      const json value = m.value("value", json());
+      if (!expected.contains(metric)) {
+        add(metric, nullptr, value, "not in the manifest");
+        continue;
+      }
+      const auto& x = expected[metric];
+      if (!not_comparable.empty()) {
+        add(metric, x, value, "not comparable: " + not_comparable);
+        continue;
+      }
+      if (!x.contains("tolerance") || x["tolerance"].is_null() || !value.is_number()) {
+        add(metric, x, value, "no tolerance");
+        continue;
+      }
+      const double diff = value.get<double>() - x["value"].get<double>();
+      const std::string better = m.value("better", std::string());
+      std::string verdict = "ok";
+      if (std::abs(diff) > x["tolerance"].get<double>()) {
+        const bool improved = (better == "higher" && diff > 0) || (better == "lower" && diff < 0);
+        verdict = improved ? "better" : "REGRESSED";
+        failed = failed || !improved;
+      }
+      add(metric, x, value, verdict);
+    }
+    if ((*vm)["update"].as<bool>()) {
+      for (const auto& [metric, m] : measured.items()) {
+        if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
+        json x = {{"value", m["value"]}, {"tolerance", nullptr}};
+        if (expected.contains(metric) && expected[metric].contains("tolerance")) x["tolerance"] = expected[metric]["tolerance"];
+        e["expected"][metric] = x;
+      }
+      for (const auto& file : input_files(e)) e["fingerprint"][file] = sha256(file);
+      if (fs::exists(dir + "/zoo_cost.json")) e["cost"] = json::parse(read_file(dir + "/zoo_cost.json"));
+      e["cost"]["libtorch"] = TORCH_VERSION;
+    }
+  }
+  if ((*vm)["update"].as<bool>()) {
+    atomic_write_text(path, manifest.dump(2) + "\n");
+    std::cout << "zoo: wrote the measured numbers into " << path << " (review with git diff)" << std::endl;
+  }
+  if ((*vm)["json"].as<bool>()) {
+    std::cout << rows.dump(1) << std::endl;
+  } else {
+    std::cout << std::left << std::setw(28) << "model" << std::setw(22) << "metric" << std::setw(24) << "expected ± tol"
+              << std::setw(14) << "measured" << "verdict\n";
+    for (const auto& r : rows) {
+      std::ostringstream x, m;
+      if (r["expected"].is_object()) {
+        x << r["expected"].value("value", 0.0);
+        if (r["expected"].contains("tolerance") && !r["expected"]["tolerance"].is_null())
+          x << " ± " << r["expected"]["tolerance"].get<double>();
+      } else {
+        x << "-";
+      }
+      if (r["measured"].is_number()) m << r["measured"].get<double>(); else m << "-";
+      std::cout << std::setw(28) << r["model"].get<std::string>() << std::setw(22) << r["metric"].get<std::string>()
+                << std::setw(24) << x.str() << std::setw(14) << m.str() << r["verdict"].get<std::string>() << "\n";
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+NLPZOO_REGISTER_COMMAND(zoo_list, "zoo list", "the reference models: budgets, expected metrics, trained copies", run_list);
+NLPZOO_REGISTER_COMMAND(zoo_train, "zoo train", "train the reference models as checkpoints/MANIFEST.json says", run_train);
+NLPZOO_REGISTER_COMMAND(zoo_check, "zoo check",
+                        "score the trained reference models against the manifest; exit 1 on a regression", run_check);
+
+}  // namespace nlpzoo::cli
