@@ -59,8 +59,7 @@ TEST(ZooManifest, EveryConfigHasACompleteEntry) {
 // zoo train / check / check --update / list on a one-model manifest: a tiny classifier trained for
 // 4 steps; the check passes against its own numbers, fails on a worse expected accuracy, and
 // reports data that changed as not comparable.
-// Disabled: `zoo list` after `zoo check --update` fails with a JSON type error, not yet found.
-TEST(RegressionZoo, DISABLED_TrainCheckUpdateAndList) {
+TEST(RegressionZoo, TrainCheckUpdateAndList) {
   const auto root = test::fresh_temp_dir("zoo");
   test::write_task_corpora(root / "data");
   const auto manifest_path = (root / "MANIFEST.json").string();

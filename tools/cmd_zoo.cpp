@@ -118,7 +118,9 @@ int run_list(const std::vector<std::string>& args) {
     std::string copy = "none";
     if (fs::exists(last)) copy = "step " + std::to_string(read_checkpoint_header(last).state.step);
     std::string expected;
-    for (const auto& [metric, x] : e.value("expected", json::object()).items()) {
+    // A named copy: items() of the temporary value() returns would dangle inside the loop.
+    const json expected_metrics = e.value("expected", json::object());
+    for (const auto& [metric, x] : expected_metrics.items()) {
       std::ostringstream s;
       s << metric << " " << x.value("value", 0.0);
       if (x.contains("tolerance") && !x["tolerance"].is_null()) s << " ± " << x["tolerance"].get<double>();

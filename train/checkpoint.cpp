@@ -29,11 +29,14 @@ double double_json(const nlohmann::json& j) { return j.is_string() ? std::stod(j
 std::string state_json(const TrainingState& s) {
   nlohmann::json schedule = nlohmann::json::array();
   for (double x : s.schedule_state) schedule.push_back(json_double(x));
-  return nlohmann::json{{"step", s.step}, {"epoch", s.epoch}, {"batch_index", s.batch_index},
-                        {"bad_validations", s.bad_validations}, {"lr", json_double(s.lr)},
-                        {"best_valid_loss", json_double(s.best_valid_loss)}, {"elapsed_s", json_double(s.elapsed_s)},
-                        {"schedule_state", schedule}, {"world_size", s.world_size}}
-      .dump();
+  nlohmann::json state{{"step", s.step}, {"epoch", s.epoch}, {"batch_index", s.batch_index},
+                       {"bad_validations", s.bad_validations}, {"lr", json_double(s.lr)},
+                       {"best_valid_loss", json_double(s.best_valid_loss)}, {"elapsed_s", json_double(s.elapsed_s)},
+                       {"schedule_state", schedule}};
+  // Only data-parallel runs record it, so that a single-process checkpoint keeps the bytes it
+  // had before data-parallel training existed (the golden checkpoints pin them).
+  if (s.world_size != 1) state["world_size"] = s.world_size;
+  return state.dump();
 }
 
 TrainingState parse_state(const std::string& text) {
