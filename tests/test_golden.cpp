@@ -160,17 +160,20 @@ TEST(RegressionGoldenSuite, FamiliesFileCoversEveryTaskAndConfig) {
   }
   for (const auto& entry : fs::directory_iterator(fs::path(NLPZOO_SOURCE_DIR) / "configs")) {
     const auto name = entry.path().filename().string();
-    if (entry.path().extension() == ".ini")
+    if (entry.path().extension() == ".ini") {
       EXPECT_TRUE(configs.count(name)) << "configs/" << name << " has no golden family in families.tsv";
+    }
   }
   for (const auto& config : configs)
     EXPECT_TRUE(fs::exists(fs::path(NLPZOO_SOURCE_DIR) / "configs" / config)) << "families.tsv names configs/" << config;
   for (const auto& task : task_names())
     EXPECT_TRUE(tasks.count(task)) << "task '" << task << "' has no golden checkpoint";
-  for (const auto& entry : fs::directory_iterator(test::golden_dir()))
-    if (entry.is_directory())
+  for (const auto& entry : fs::directory_iterator(test::golden_dir())) {
+    if (entry.is_directory()) {
       EXPECT_TRUE(names.count(entry.path().filename().string()))
           << entry.path() << " is not a family of families.tsv (left over?)";
+    }
+  }
 }
 
 TEST(RegressionGoldenSuite, FilesStaySmall) {
@@ -178,8 +181,9 @@ TEST(RegressionGoldenSuite, FilesStaySmall) {
   for (const auto& entry : fs::recursive_directory_iterator(test::golden_dir())) {
     if (!entry.is_regular_file()) continue;
     total += entry.file_size();
-    if (entry.path().extension() == ".pt")
+    if (entry.path().extension() == ".pt") {
       EXPECT_LE(entry.file_size(), kMaxCheckpointBytes) << entry.path();
+    }
   }
   EXPECT_LE(total, kMaxTotalBytes) << test::golden_dir();
   std::cout << "golden files: " << total << " bytes" << std::endl;
