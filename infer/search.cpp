@@ -249,13 +249,15 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
       const auto& old = beams[b];
       std::vector<Beam> next;
       std::vector<int64_t> parent_rows;
-      for (int64_t c = 0; c < n_cand && static_cast<int64_t>(next.size()) < K; ++c) {
+      for (int64_t c = 0; c < n_cand; ++c) {
         const double total = value[a][c];
         if (total == kNegInf) break;  // sorted: only impossible candidates follow
         const int64_t k = index[a][c] / vocab, token = index[a][c] % vocab, row = a * K + k;
-        // Only EOS ranked within the beam ends a hypothesis, as if the beam had kept it;
-        // with beam size 1 this is exactly greedy's choice.
-        if (token == kEosId && c >= K) continue;
+        // Every EOS candidate among the 2K is a finished hypothesis, not only those ranked
+        // within the first K (fairseq's and Hugging Face's rule): one ranked K+1..2K can
+        // still be the best-scoring result, and keeping it costs nothing.
+        const bool beam_full = static_cast<int64_t>(next.size()) >= K;
+        if (token != kEosId && beam_full) continue;
         std::vector<std::vector<float>> att;
         if (attention.defined()) {
           att = old[k].attention;

@@ -89,9 +89,14 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 /// Each sentence keeps beam_size live hypotheses; the rows of all live sentences x beams are
 /// decoded in one step call and reordered with DecoderState::index_select. At every step a
 /// sentence's candidates (live hypothesis + next token) are ranked by summed log-prob and the
-/// best 2 * beam_size are taken: an EOS candidate among the first beam_size becomes a
-/// finished hypothesis and leaves the beam (finished hypotheses are never extended); the
-/// best beam_size non-EOS candidates form the next beam. At max_len_b the live hypotheses
+/// best 2 * beam_size are taken: every EOS candidate among them becomes a finished hypothesis
+/// (finished hypotheses are never extended), and the best beam_size non-EOS candidates form
+/// the next beam (the 2 * beam_size always hold that many, since each live hypothesis gives at
+/// most one EOS candidate). fairseq and Hugging Face finish only the EOS candidates ranked
+/// within the first beam_size and drop the others, although one of them can be the best
+/// result the search would find (issue 16: 13 of 200 sentences of a trained model got a lower
+/// model score from beam 5 than from greedy with their rule); keeping them makes the result
+/// score at least as well as theirs, since the live beams are the same. At max_len_b the live hypotheses
 /// are cut (finished = false) and join the finished ones; all are ranked by the same score
 /// log_prob / length_penalty(length).
 ///
@@ -104,9 +109,10 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 /// with alpha > 0 the search goes on after the top beam ends while a longer hypothesis could
 /// still win after normalisation.
 ///
-/// With beam_size 1 and alpha = 0 the result is greedy's. With alpha > 0 beam size 1 can go
-/// on past greedy's EOS (the second-best token continues while the bound allows), so it
-/// returns greedy's hypothesis or a better-scoring, longer one.
+/// With beam_size 1 the live hypothesis follows greedy's arg-max path, and greedy's result
+/// joins the finished ones when greedy stops; the search may go on past it (the second-best
+/// token continues while the bound allows) and past an EOS ranked second, so it returns
+/// greedy's hypothesis or a better-scoring one, whatever alpha is.
 ///
 /// src: as for greedy_search. Returns, per sentence, its n_best hypotheses best first (ties
 /// in score keep the order they were found in); fewer only when the model's -inf log-probs

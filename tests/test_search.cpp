@@ -2,6 +2,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -309,9 +310,10 @@ TEST(BeamSearch, NeverExtendsFinishedHypotheses) {
     for (int64_t t : prefix) EXPECT_NE(t, kEosId);
 }
 
-// EOS (0.15) never ranks inside a beam of 2, so every hypothesis is cut at max_length = 4.
+// EOS (0.05) never ranks among the 4 best candidates of a beam of 2 (the best beam's a, b and
+// c alone beat it), so every hypothesis is cut at max_length = 4.
 TEST(BeamSearch, HypothesesCutAtMaxLengthAreNormalisedLikeFinishedOnes) {
-  TableDecoder model({}, {{kA, 0.6}, {kB, 0.25}, {kEosId, 0.15}});
+  TableDecoder model({}, {{kA, 0.6}, {kB, 0.25}, {6, 0.1}, {kEosId, 0.05}}, /*vocab=*/8);
   auto src = one_source();
   for (auto form : {LengthPenaltyForm::kCourse, LengthPenaltyForm::kGnmt}) {
     auto o = opts(2, 2, 0.7);
@@ -400,38 +402,133 @@ TEST(BeamSearch, NBestReturnsDistinctHypothesesSortedByScore) {
   }
 }
 
-TEST(BeamSearch, BeamSizeOneEqualsGreedyWithoutLengthPenalty) {
-  int64_t finished = 0, cut = 0;
+// Beam size 1 follows greedy's path and keeps greedy's result among its finished
+// hypotheses, so it returns it or a better-scoring one; with alpha = 0 and these models it
+// mostly returns greedy's exactly, which shows both searches score the same way.
+TEST(BeamSearch, BeamSizeOneReturnsGreedysHypothesisOrABetterOne) {
+  int64_t finished = 0, cut = 0, same = 0, better = 0;
   for (auto [seed, cell, att, bias] : {std::make_tuple(13, CellType::kGru, AttentionType::kAdditive, 0.3),
                                        std::make_tuple(14, CellType::kLstm, AttentionType::kGeneral, 0.3),
                                        std::make_tuple(13, CellType::kGru, AttentionType::kAdditive, 0.6),
                                        std::make_tuple(14, CellType::kLstm, AttentionType::kGeneral, 0.6)}) {
     auto model = random_seq2seq(seed, cell, att, bias);
     auto src = padded_sources();
-    auto o = opts(1, 1, 0.0);
-    o.keep_attention = true;
-    auto greedy = greedy_search(*model, src, o);
-    auto beam = beam_search(*model, src, o);
-    ASSERT_EQ(greedy.size(), 4u);
-    for (size_t b = 0; b < greedy.size(); ++b) {
-      ASSERT_EQ(beam[b].size(), 1u);
-      const auto& g = greedy[b];
-      const auto& h = beam[b][0];
-      EXPECT_EQ(h.tokens, g.tokens) << "sentence " << b;
-      EXPECT_NEAR(h.log_prob, g.log_prob, 1e-9);
-      EXPECT_EQ(h.finished, g.finished);
-      EXPECT_EQ(h.attention, g.attention);
-      finished += g.finished;
-      cut += !g.finished;
+    for (double alpha : {0.0, 1.0}) {
+      auto o = opts(1, 1, alpha);
+      o.keep_attention = true;
+      auto greedy = greedy_search(*model, src, o);
+      auto beam = beam_search(*model, src, o);
+      ASSERT_EQ(greedy.size(), 4u);
+      for (size_t b = 0; b < greedy.size(); ++b) {
+        ASSERT_EQ(beam[b].size(), 1u);
+        const auto& g = greedy[b];
+        const auto& h = beam[b][0];
+        if (h.tokens == g.tokens && h.finished == g.finished) {
+          EXPECT_NEAR(h.log_prob, g.log_prob, 1e-9);
+          EXPECT_EQ(h.attention, g.attention);
+          ++same;
+        } else {
+          EXPECT_GT(h.score, g.score) << "sentence " << b << " alpha " << alpha;
+          ++better;
+        }
+        finished += g.finished;
+        cut += !g.finished;
+      }
     }
-    // With a length penalty beam size 1 finds greedy's hypothesis or a better-scoring one.
-    o.length_penalty = 1.0;
-    greedy = greedy_search(*model, src, o);
-    beam = beam_search(*model, src, o);
-    for (size_t b = 0; b < greedy.size(); ++b) EXPECT_GE(beam[b][0].score, greedy[b].score - 1e-12);
   }
   EXPECT_GT(finished, 0);
   EXPECT_GT(cut, 0);
+  EXPECT_GT(same, 8);
+}
+
+// Beam 2: step 2 ranks "a a" .275, "a b" .225, "b EOS" .18, "b a" .135. "b EOS" is third,
+// outside the beam's first 2 (fairseq's and Hugging Face's rule drops it, and their search
+// returns greedy's "a a EOS", .165), but it is the best result there is.
+TEST(BeamSearch, KeepsAnEosCandidateRankedBelowTheBeam) {
+  TableDecoder model({{{}, {{kA, 0.5}, {kB, 0.45}, {kEosId, 0.05}}},
+                      {{kA}, {{kA, 0.55}, {kB, 0.45}}},
+                      {{kB}, {{kEosId, 0.4}, {kA, 0.3}, {kB, 0.3}}}},
+                     {{kEosId, 0.6}, {kA, 0.2}, {kB, 0.2}});
+  auto src = one_source();
+  auto greedy = greedy_search(model, src, opts(1, 1, 0.0));
+  EXPECT_EQ(greedy[0].tokens, Tokens({kA, kA}));
+  EXPECT_NEAR(greedy[0].log_prob, flog(0.5) + flog(0.55) + flog(0.6), 1e-12);
+  auto beam = beam_search(model, src, opts(2, 2, 0.0));
+  ASSERT_EQ(beam[0].size(), 2u);
+  EXPECT_EQ(beam[0][0].tokens, Tokens({kB}));
+  EXPECT_TRUE(beam[0][0].finished);
+  EXPECT_NEAR(beam[0][0].log_prob, flog(0.45) + flog(0.4), 1e-12);
+  EXPECT_EQ(beam[0][1].tokens, Tokens({kA, kA}));
+  // "b" was never extended: a finished hypothesis leaves the beam.
+  for (const auto& prefix : model.extended) EXPECT_NE(prefix, Tokens({kB, kEosId}));
+}
+
+// Wraps a decoder and records every prefix it extends: the prefix rides in the state, so
+// the search's reordering moves it with the beam it belongs to.
+class PrefixRecorder : public IncrementalDecoder {
+ public:
+  explicit PrefixRecorder(IncrementalDecoder& inner) : inner_(inner) {}
+  DecoderState init(const torch::Tensor& src) override {
+    auto st = inner_.init(src);
+    st.tensors["recorded_prefix"] = torch::empty({src.size(0), 0}, torch::kLong);
+    return st;
+  }
+  DecoderStep step(const DecoderState& state, const torch::Tensor& prev_tokens) override {
+    DecoderState inner_state = state;
+    auto prefix = torch::cat({inner_state.tensors.at("recorded_prefix"), prev_tokens.unsqueeze(1)}, 1);
+    inner_state.tensors.erase("recorded_prefix");
+    for (int64_t r = 0; r < prefix.size(0); ++r) {
+      auto row = prefix[r].contiguous();
+      extended.insert(Tokens(row.data_ptr<int64_t>() + 1, row.data_ptr<int64_t>() + row.numel()));  // BOS dropped
+    }
+    auto out = inner_.step(inner_state, prev_tokens);
+    out.state.tensors["recorded_prefix"] = prefix;
+    return out;
+  }
+  int64_t target_vocab_size() const override { return inner_.target_vocab_size(); }
+  std::set<Tokens> extended;
+
+ private:
+  IncrementalDecoder& inner_;
+};
+
+// The property that motivates keeping every EOS candidate of the 2K: whenever greedy's
+// hypothesis was within the beam's reach (each of its prefixes was a live beam, so it was
+// scored as a candidate), beam search returns it or a better-scoring one. One sentence at a
+// time, as reach is per sentence; several random models, widths and length penalties.
+TEST(BeamSearch, ScoresAtLeastGreedyWhenGreedysHypothesisWasInReach) {
+  int64_t in_reach = 0, out_of_reach = 0, beam_better = 0;
+  for (uint64_t seed : {31, 32, 33, 34}) {
+    auto model = random_seq2seq(seed, seed % 2 ? CellType::kGru : CellType::kLstm, AttentionType::kAdditive, 0.25);
+    auto src = padded_sources();
+    for (int64_t beam_size : {2, 3, 5}) {
+      for (double alpha : {0.0, 0.7}) {
+        auto o = opts(beam_size, 1, alpha);
+        for (int64_t b = 0; b < src.size(0); ++b) {
+          auto one = src.slice(0, b, b + 1).slice(1, 0, kPaddedLengths[b]);
+          const auto g = greedy_search(*model, one, o)[0];
+          PrefixRecorder recorder(*model);
+          const auto h = beam_search(recorder, one, o)[0][0];
+          // Greedy's finished hypothesis was a live beam: all its prefixes, itself included,
+          // were extended (a cut one is left out: its last prefix is never extended).
+          bool reached = g.finished;
+          for (size_t n = 0; n <= g.tokens.size() && reached; ++n)
+            reached = recorder.extended.count(Tokens(g.tokens.begin(), g.tokens.begin() + n)) > 0;
+          if (!reached) {
+            ++out_of_reach;
+            continue;
+          }
+          ++in_reach;
+          EXPECT_GE(h.score, g.score - 1e-9) << "seed " << seed << " beam " << beam_size << " alpha " << alpha
+                                              << " sentence " << b;
+          beam_better += h.score > g.score + 1e-9;
+        }
+      }
+    }
+  }
+  EXPECT_GT(in_reach, 40);
+  std::cout << "greedy in reach " << in_reach << ", out of reach " << out_of_reach << ", beam better " << beam_better
+            << "\n";
 }
 
 TEST(BeamSearch, LogProbIsTheModelsTeacherForcedScore) {
