@@ -28,6 +28,24 @@ void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model,
   for (const auto& b : model.named_buffers()) copy_in(b.key(), b.value(), /*is_buffer=*/true);
 }
 
+std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin) {
+  auto check = [&](const std::string& name, const torch::Tensor& eager) -> std::string {
+    const auto scripted = scripted_name(name);
+    if (!twin.hasattr(scripted)) return "the twin has no " + scripted + " (eager " + name + ")";
+    const auto t = twin.attr(scripted).toTensor();
+    if (t.sizes() != eager.sizes()) return scripted + ": shape differs from the eager " + name;
+    const auto e = eager.detach().to(t.device());
+    if (t.equal(e)) return "";
+    const double diff = (t.to(torch::kDouble) - e.to(torch::kDouble)).abs().max().item<double>();
+    return scripted + " differs from the eager " + name + " (max abs diff " + std::to_string(diff) + ")";
+  };
+  for (const auto& p : model.named_parameters())
+    if (auto why = check(p.key(), p.value()); !why.empty()) return why;
+  for (const auto& b : model.named_buffers())
+    if (auto why = check(b.key(), b.value()); !why.empty()) return why;
+  return "";
+}
+
 void add_int_attribute(torch::jit::Module& twin, const std::string& name, int64_t value) {
   twin.register_attribute(name, c10::IntType::get(), value);
 }

@@ -28,6 +28,12 @@ std::string scripted_name(const std::string& eager_name);
 /// (the mapping would not be invertible).
 void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who);
 
+/// "" when `twin` holds every parameter and buffer of `model` under its scripted_name with
+/// equal values (as copy_tensors_into puts them), else the first difference: a name the twin
+/// lacks, or one whose shape or values differ (with the max abs difference). `nlpzoo zoo
+/// check` asks this of a fresh export; the export tests add that the twin's outputs match.
+std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin);
+
 /// Registers plain attributes that the twin's TorchScript reads as self.<name> and that
 /// users see in Python as m.<name>.
 void add_int_attribute(torch::jit::Module& twin, const std::string& name, int64_t value);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "datasets/io.h"
+#include "train/checkpoint.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -83,6 +84,11 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   r = run_cli("zoo check" + flags);
   EXPECT_EQ(r.status, 0) << r.out << r.err;  // nothing expected yet: nothing regressed
   EXPECT_NE(r.out.find("not in the manifest"), std::string::npos) << r.out;
+  // The copy exports to a twin holding its tensors, and a scratch copy resumes for one update
+  // (the run itself stays at its budget).
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +export +- +- +ok\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +resume 1 step +- +- +ok\n"))) << r.out;
+  EXPECT_EQ(read_checkpoint_header((root / "runs/tiny/checkpoint_last.pt").string()).state.step, 4);
 
   r = run_cli("zoo check tiny --update" + flags);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -109,6 +115,13 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   atomic_write_text(data + "/dev.tsv", read_file(data + "/dev.tsv") + "the one and the two\t0\n");
   r = run_cli("zoo check" + flags);
   EXPECT_NE(r.out.find("not comparable: " + data + "/dev.tsv differs"), std::string::npos) << r.out;
+
+  // A model without an export says so in the manifest; its check skips that row.
+  tiny["export"] = false;
+  atomic_write_text(manifest_path, m.dump(2));
+  r = run_cli("zoo check" + flags);
+  EXPECT_FALSE(std::regex_search(r.out, std::regex("tiny +export"))) << r.out;
+  EXPECT_NE(r.out.find("resume 1 step"), std::string::npos) << r.out;
 
   r = run_cli("zoo list" + flags);
   ASSERT_EQ(r.status, 0) << r.err;

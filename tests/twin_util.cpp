@@ -61,11 +61,7 @@ void expect_twin_holds_parameters(const torch::nn::Module& eager, const torch::j
     ++n;
   }
   EXPECT_EQ(n, eager.named_parameters().size());
-  for (const auto& p : eager.named_parameters()) {
-    const auto name = scripted_name(p.key());
-    ASSERT_TRUE(twin.hasattr(name)) << name;
-    EXPECT_TRUE(twin.attr(name).toTensor().equal(p.value())) << name;
-  }
+  EXPECT_EQ(twin_tensor_mismatch(eager, twin), "");
 }
 
 torch::jit::Module load_export_checking_extras(const std::string& path,

@@ -13,11 +13,15 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "datasets/io.h"
+#include "infer/script_twin.h"
 #include "tools/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "train/checkpoint.h"
+#include "train/tasks/registry.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -204,11 +208,61 @@ json measure(const json& entry, const std::string& dir) {
   return metrics;
 }
 
+// A scratch folder of this process, removed when it goes out of scope.
+struct ScratchDir {
+  explicit ScratchDir(const std::string& what)
+      : path(fs::temp_directory_path() / ("nlpzoo-zoo-" + what + "-" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  fs::path path;
+};
+
+// "" when the last checkpoint exports and its twin holds the model's tensors unchanged (the
+// export tests check, per family, that equal tensors give equal outputs); else what failed.
+std::string export_problem(const std::string& dir, const std::string& name) {
+  ScratchDir scratch(name + "-export");
+  const auto out = (scratch.path / "model.pt").string();
+  try {
+    auto run = load_run(checkpoint_in(dir, "last"), torch::kCPU);
+    run.task->export_torchscript(out, run.header.config);
+    return twin_tensor_mismatch(*run.task->model(), torch::jit::load(out, torch::kCPU));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+// "" when a copy of the run resumes from checkpoint_last.pt and makes one more update (the
+// exact-resume tests check, per family, that it is the update an uninterrupted run makes).
+std::string resume_problem(const std::string& dir, const std::string& name, const json& entry, int64_t step) {
+  ScratchDir scratch(name + "-resume");
+  // Everything but the other checkpoints and the zoo's own files: the copy's config,
+  // tokenizers and logs are the run's.
+  for (const auto& f : fs::directory_iterator(dir)) {
+    const auto file = f.path().filename().string();
+    if (!f.is_regular_file() || file == "checkpoint_best.pt" || file.rfind("zoo_", 0) == 0) continue;
+    fs::copy_file(f.path(), scratch.path / file);
+  }
+  const auto r = run_self({"train", "--run-dir", scratch.path.string(), "--resume", "--max-steps",
+                           std::to_string(step + 1), "--max-epochs", "1000000"},
+                          {threads_env(entry)});
+  if (r.status != 0) return "nlpzoo train --resume exited with status " + std::to_string(r.status);
+  const int64_t after = read_checkpoint_header((scratch.path / "checkpoint_last.pt").string()).state.step;
+  if (after != step + 1) return "resumed at step " + std::to_string(step) + " but saved step " + std::to_string(after);
+  return "";
+}
+
 int run_check(const std::vector<std::string>& args) {
   po::options_description desc(
       "Scores each named reference model's trained copy (ROOT/NAME, its last checkpoint) and compares it with the manifest's\n"
       "expected metrics: ok within the tolerance, REGRESSED when worse by more, better when better by more\n"
-      "(consider --update). Exit status 1 when a model regressed or has no trained copy. Options");
+      "(consider --update). It also exports each copy (its TorchScript twin must hold the model's tensors\n"
+      "unchanged; an entry with \"export\": false has no export) and resumes a scratch copy of it for one update.\n"
+      "Exit status 1 when a model regressed, its export or resume failed, or it has no trained copy. Options");
   add_zoo_flags(desc);
   desc.add_options()
       ("json", po::bool_switch(), "print the rows as one JSON array instead of the table")
@@ -262,6 +316,15 @@ int run_check(const std::vector<std::string>& args) {
       }
       add(metric, x, value, verdict);
     }
+    // The artefacts beside the numbers: the export a user would make, and the resume.
+    if (e.value("export", true)) {
+      const auto why = export_problem(dir, name);
+      add("export", nullptr, nullptr, why.empty() ? "ok" : "REGRESSED: " + why);
+      failed = failed || !why.empty();
+    }
+    const auto why = resume_problem(dir, name, e, step);
+    add("resume 1 step", nullptr, nullptr, why.empty() ? "ok" : "REGRESSED: " + why);
+    failed = failed || !why.empty();
     if ((*vm)["update"].as<bool>()) {
       for (const auto& [metric, m] : measured.items()) {
         if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
