@@ -22,6 +22,7 @@ void validate_length_options(const SearchOptions& o) {
                     std::to_string(o.max_length_ratio) + ")");
   if (!std::isfinite(o.length_penalty))
     throw UserError("--length-penalty must be a finite number (got " + std::to_string(o.length_penalty) + ")");
+  if (o.min_length < 0) throw UserError("--min-length must be >= 0 (got " + std::to_string(o.min_length) + ")");
 }
 
 void check_source(const torch::Tensor& src) {
@@ -45,10 +46,15 @@ int64_t max_target_length(int64_t source_length, const SearchOptions& o) {
 
 // The model's log-probs as float64 with PAD and BOS made impossible. float64 so that ranking
 // and the reported log_prob are the same sums, added in the same order.
-torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab) {
+// The log-probs of step t (1-based: every live hypothesis has t - 1 tokens) in double, with
+// the tokens that may not come next at -inf: PAD and BOS always, EOS while the hypothesis is
+// shorter than min_length.
+torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab, int64_t t, const SearchOptions& o) {
   TORCH_CHECK(log_probs.dim() == 2 && log_probs.size(1) == vocab, "search: log_probs must be [N, ", vocab,
               "], got ", log_probs.sizes());
-  auto banned = torch::tensor({kPadId, kBosId}, torch::TensorOptions().dtype(torch::kLong).device(log_probs.device()));
+  std::vector<int64_t> ids = {kPadId, kBosId};
+  if (t - 1 < o.min_length) ids.push_back(kEosId);
+  auto banned = torch::tensor(ids, torch::TensorOptions().dtype(torch::kLong)).to(log_probs.device());
   return log_probs.to(torch::kDouble).index_fill(1, banned, kNegInf);
 }
 
@@ -85,7 +91,8 @@ Hypothesis make_hypothesis(std::vector<int64_t> tokens, double log_prob, bool fi
   h.log_prob = log_prob;
   h.finished = finished;
   h.length = static_cast<int64_t>(h.tokens.size()) + (finished ? 1 : 0);
-  h.score = log_prob / length_penalty(h.length, o.length_penalty, o.length_penalty_form);
+  // Length 0 only for greedy's stuck row (no possible first token), whose log_prob is -inf.
+  h.score = h.length > 0 ? log_prob / length_penalty(h.length, o.length_penalty, o.length_penalty_form) : log_prob;
   h.attention = std::move(attention);
   return h;
 }
@@ -165,7 +172,7 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
       prev[r] = toks.empty() ? kBosId : toks.back();
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto [best, arg] = usable_log_probs(step.log_probs, vocab).max(1);
+    auto [best, arg] = usable_log_probs(step.log_probs, vocab, t, options).max(1);
     best = best.to(torch::kCPU).contiguous();
     arg = arg.to(torch::kCPU).contiguous();
     auto attention = host_attention(step, options.keep_attention);
@@ -175,11 +182,18 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
       const int64_t b = live[r];
       Row& row = rows[b];
       const int64_t token = arg.data_ptr<int64_t>()[r];
-      row.log_prob += best.data_ptr<double>()[r];
-      if (attention.defined()) row.attention.push_back(attention_row(attention, r, src_len[b]));
-      const bool eos = token == kEosId;
-      if (!eos) row.tokens.push_back(token);
-      if (eos || t >= max_target_length(src_len[b], options)) {
+      // No possible token (a model whose only finite log-prob is a banned one): the row ends
+      // where it is, cut, with probability 0 (beam search leaves such a hypothesis out).
+      const bool stuck = best.data_ptr<double>()[r] == kNegInf;
+      const bool eos = token == kEosId && !stuck;
+      if (stuck) {
+        row.log_prob = kNegInf;
+      } else {
+        row.log_prob += best.data_ptr<double>()[r];
+        if (attention.defined()) row.attention.push_back(attention_row(attention, r, src_len[b]));
+        if (!eos) row.tokens.push_back(token);
+      }
+      if (eos || stuck || t >= max_target_length(src_len[b], options)) {
         out[b] = make_hypothesis(std::move(row.tokens), row.log_prob, eos, std::move(row.attention), options);
       } else {
         keep_rows.push_back(static_cast<int64_t>(r));
@@ -231,7 +245,7 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
       }
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto totals = usable_log_probs(step.log_probs, vocab) +
+    auto totals = usable_log_probs(step.log_probs, vocab, t, options) +
                   torch::tensor(beam_log_prob, torch::kDouble).to(device).unsqueeze(1);
     // K * V candidates per sentence; 2K of them always hold K non-EOS ones, since each
     // beam contributes at most one EOS candidate.

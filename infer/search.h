@@ -14,7 +14,8 @@
 //    cut at the limit has exactly max_len_b tokens.
 //  * kPadId and kBosId are never produced (their log-probs are set to -inf before choosing):
 //    neither ever appears in a training target, so choosing them is always a model error.
-//    The log-probs summed are the model's own, not renormalised.
+//    The log-probs summed are the model's own, not renormalised. EOS is likewise never
+//    produced before min_length tokens.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -50,13 +51,18 @@ struct SearchOptions {
   double max_length_ratio = 1.5;   // --max-length-ratio, >= 0 (see max_len_b above)
   int64_t max_length_offset = 10;  // --max-length-offset
   int64_t max_length = 256;        // --max-length, >= 1
+  // --min-length, >= 0: EOS may not end a hypothesis of fewer tokens (its log-prob is taken as
+  // -inf until then). 1, fairseq's default, rules out the empty output, which a weak model's
+  // EOS can otherwise win as the search finds better-scoring hypotheses (Stahlberg and Byrne
+  // 2019). When max_len_b <= min_length no hypothesis can finish: all are cut.
+  int64_t min_length = 1;
   bool keep_attention = false;     // fill Hypothesis::attention
 };
 
 /// The checks beam_search makes before it decodes (greedy_search makes the length ones), for a
 /// caller that wants bad options reported before slow work: --beam-size >= 1, --n-best in
 /// 1..--beam-size, --max-length >= 1, --max-length-ratio finite and >= 0, --length-penalty
-/// finite. Throws UserError naming the option and its value.
+/// finite, --min-length >= 0. Throws UserError naming the option and its value.
 void validate_search_options(const SearchOptions& options);
 
 /// One decoded target sentence.
@@ -80,7 +86,7 @@ struct Hypothesis {
 /// src: [B, S] int64, padded with kPadId at the end, rows ending with kEosId, on the model's
 /// device. Runs under torch::NoGradGuard; the caller puts the model in eval mode.
 /// Throws UserError on invalid length options (--max-length, --max-length-ratio,
-/// --length-penalty), c10::Error when src is not a 2-D int64 tensor.
+/// --length-penalty, --min-length), c10::Error when src is not a 2-D int64 tensor.
 std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Tensor& src,
                                       const SearchOptions& options);
 

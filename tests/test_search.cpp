@@ -169,10 +169,53 @@ TEST(SearchOptionsValidation, BadOptionsNameTheFlag) {
   o = SearchOptions();
   o.length_penalty = std::nan("");
   EXPECT_NE(beam(o).find("--length-penalty"), std::string::npos);
+  o = SearchOptions();
+  o.min_length = -1;
+  EXPECT_NE(beam(o).find("--min-length"), std::string::npos);
+  EXPECT_NE(greedy(o).find("--min-length"), std::string::npos);
   // Greedy ignores the beam options.
   o = SearchOptions();
   o.beam_size = 0;
   EXPECT_NO_THROW(greedy_search(model, src, o));
+}
+
+// EOS may not end a hypothesis shorter than min_length: its log-prob counts as -inf until
+// then, for greedy and beam alike. Default 1 (fairseq's): no empty output.
+TEST(Search, MinLengthKeepsEosOutUntilThatManyTokens) {
+  // EOS is the best token at every step; "a" second, "b" third.
+  TableDecoder model({}, {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  auto src = one_source();
+  for (int64_t min_length : {0, 1, 3}) {
+    SCOPED_TRACE(min_length);
+    auto o = opts(2, 1, 0.0);
+    o.min_length = min_length;
+    const auto g = greedy_search(model, src, o)[0];
+    EXPECT_EQ(g.tokens, Tokens(min_length, kA));
+    EXPECT_TRUE(g.finished);
+    EXPECT_NEAR(g.log_prob, min_length * flog(0.3) + flog(0.5), 1e-12);
+    const auto b = beam_search(model, src, o)[0][0];
+    EXPECT_EQ(b.tokens, g.tokens);
+    EXPECT_NEAR(b.log_prob, g.log_prob, 1e-12);
+  }
+  // The default rules out the empty output.
+  EXPECT_EQ(SearchOptions().min_length, 1);
+  EXPECT_EQ(greedy_search(model, src, SearchOptions())[0].tokens, Tokens({kA}));
+  // Longer than the bound: nothing can finish, the hypotheses are cut at max_length.
+  auto o = opts(2, 1, 0.0);
+  o.min_length = 10;
+  o.max_length = 4;
+  const auto cut = beam_search(model, src, o)[0][0];
+  EXPECT_FALSE(cut.finished);
+  EXPECT_EQ(cut.tokens, Tokens(4, kA));
+  EXPECT_FALSE(greedy_search(model, src, o)[0].finished);
+  // A decoder that can only end gives greedy a cut, impossible (log-prob -inf) hypothesis,
+  // without an impossible token appended, and beam search none.
+  TableDecoder only_eos({}, {{kEosId, 1.0}});
+  const auto stuck = greedy_search(only_eos, src, SearchOptions())[0];
+  EXPECT_TRUE(stuck.tokens.empty());
+  EXPECT_FALSE(stuck.finished);
+  EXPECT_EQ(stuck.log_prob, -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(beam_search(only_eos, src, SearchOptions())[0].empty());
 }
 
 // The CLI checks its decoding flags with the search's own check (validate_search_options),
@@ -624,6 +667,7 @@ TEST(BeamSearch, KeepsAttentionPerStepOverRealSourcePositions) {
   EXPECT_TRUE(beam_search(*model, src, o)[0][0].attention.empty());
   TableDecoder table({}, {{kEosId, 1.0}});
   o.keep_attention = true;
+  o.min_length = 0;  // this decoder can only end
   EXPECT_TRUE(beam_search(table, one_source(), o)[0][0].attention.empty());
 }
 

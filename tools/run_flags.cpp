@@ -20,6 +20,9 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
       ("max-length-ratio", po::value<double>()->default_value(d.max_length_ratio, "1.5"),
        ratio_help.c_str())
       ("max-length", po::value<int64_t>()->default_value(d.max_length), "longest output in pieces")
+      ("min-length", po::value<int64_t>()->default_value(d.min_length),
+       "shortest finished output in pieces: EOS is not allowed before (1, as fairseq, rules out empty outputs; "
+       "0 allows them)")
       ("batch-size", po::value<int64_t>()->default_value(32), "sentences decoded together");
   if (with_n_best)
     desc.add_options()("n-best", po::value<int64_t>()->default_value(d.n_best),
@@ -33,6 +36,7 @@ SearchOptions search_options(const po::variables_map& vm) {
   o.length_penalty_form = parse_length_penalty_form(vm["length-penalty-form"].as<std::string>());
   o.max_length_ratio = vm["max-length-ratio"].as<double>();
   o.max_length = vm["max-length"].as<int64_t>();
+  o.min_length = vm["min-length"].as<int64_t>();
   if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
   validate_search_options(o);
   if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");
