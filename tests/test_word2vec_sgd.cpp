@@ -121,6 +121,29 @@ TEST_P(Word2VecSgd, BatchIsSequentialSteps) {
   EXPECT_LT(max_param_diff(kernel, ref), 1e-6);
 }
 
+// Rate 0 (validation): the batch's autograd loss, summed over pairs and bags, with every
+// parameter untouched, on one thread and on two.
+TEST_P(Word2VecSgd, RateZeroIsTheAutogradLossAndWritesNothing) {
+  const bool ns = GetParam() == Word2VecObjective::kNegativeSampling;
+  auto kernel = random_model(GetParam(), 4), before = copy_of(GetParam(), kernel);
+  const auto negatives = torch::tensor({0, 2, 3, 0, 5, 7, 1, 4, 6}, torch::kLong).view({3, 3});
+  const auto targets = torch::tensor({5, 6, 2}, torch::kLong);
+  for (bool bags : {false, true}) {
+    SCOPED_TRACE(bags);
+    const SgdExamples ex{bags ? torch::tensor({1, 1, 4, 0, 7, 3}, torch::kLong) : torch::tensor({1, 4, 7}, torch::kLong),
+                         bags ? torch::tensor({0, 1, 3}, torch::kLong) : kNone, targets, ns ? negatives : kNone};
+    torch::NoGradGuard no_grad;
+    const double want = (bags ? before->cbow_loss(ex.inputs, ex.offsets, targets, ns ? negatives : kNone)
+                              : before->skip_gram_loss(ex.inputs, targets, ns ? negatives : kNone))
+                            .item<double>();
+    for (int64_t threads : {1, 2}) {
+      EXPECT_NEAR(word2vec_sgd(kernel->input_vectors->weight, *kernel->objective, ex, 0.0, threads), want,
+                  1e-5 * std::abs(want));
+      EXPECT_EQ(max_param_diff(kernel, before), 0.0);
+    }
+  }
+}
+
 // One thread: the same batch twice from the same start gives identical parameters; two threads
 // (Hogwild) still give finite parameters and a loss close to it.
 TEST_P(Word2VecSgd, OneThreadIsDeterministic) {

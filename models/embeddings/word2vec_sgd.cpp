@@ -15,14 +15,16 @@ namespace nlpzoo {
 
 namespace {
 
-// One binary logistic term: updates theta and e, returns -log σ(±f) (+ for label 1).
-// σ and log σ share one exp; log σ(x) = -log1p(exp(-x)) is exact where log(σ(x)) underflows.
+// One binary logistic term: updates theta and e (not with lr 0), returns -log σ(±f) (+ for
+// label 1). σ and log σ share one exp; log σ(x) = -log1p(exp(-x)) is exact where log(σ(x))
+// underflows.
 inline double logistic_step(float* theta, const float* h, float* e, int64_t d, bool label, float lr) {
   const float f = row_dot(theta, h, d);
   const float z = label ? f : -f;                  // the loss is -log σ(z)
   const float ez = std::exp(-std::fabs(z));
   const float loss = std::log1p(ez) + (z < 0 ? -z : 0.0f);
   const float sigma_f = f >= 0 ? 1.0f / (1.0f + ez) : ez / (1.0f + ez);
+  if (lr == 0) return loss;
   const float g = lr * ((label ? 1.0f : 0.0f) - sigma_f);
   row_axpy(g, theta, e, d);
   row_axpy(g, h, theta, d);
@@ -130,7 +132,8 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
         for (int64_t j = 0; j < L && signs[w * L + j] != 0; ++j)
           loss += logistic_step(out + nodes[w * L + j] * D, h.data(), e.data(), D, signs[w * L + j] > 0, rate);
       }
-      for (int64_t r = first; r < last; ++r) row_axpy(1.0f, e.data(), in + inp[r] * D, D);
+      if (rate != 0)
+        for (int64_t r = first; r < last; ++r) row_axpy(1.0f, e.data(), in + inp[r] * D, D);
     }
     std::lock_guard<std::mutex> lock(total_mutex);
     total += loss;

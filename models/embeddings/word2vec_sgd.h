@@ -55,6 +55,9 @@ struct SgdExamples {
 /// (negative sampling's output_vectors [V, D], hierarchical softmax's node_vectors [V-1, D]),
 /// in place; `threads` >= 1 threads (Hogwild). Returns the summed loss of the examples, each
 /// computed from the parameters just before its own update (as the progress line's loss).
+/// With lr = 0 nothing is written: the summed loss of the parameters as they are, in O(D)
+/// memory per thread, where the autograd loss of word2vec.h builds [N, K or path length, D]
+/// tensors (Word2VecTask validates this way).
 /// Throws std::invalid_argument for the softmax objective (it keeps autograd), a parameter that
 /// is not contiguous float32 on the CPU, ids outside their table, wrong shapes or dtypes, or
 /// negatives missing for ns.
