@@ -210,6 +210,22 @@ TEST(Config, AKeyGivenTwiceInAFileNamesBothLines) {
   std::filesystem::remove_all(dir);
 }
 
+// A sectioned INI file (as other tools write them) is refused at its header's line, before the
+// task is looked up. (Before, "[model]" made every key "model.<key>", and the error was
+// "missing the 'task' key" or "unknown config key 'model.cell'".)
+TEST(Config, ASectionHeaderIsRefusedAtItsLine) {
+  const auto dir = test::fresh_temp_dir("config_section");
+  const auto ini = (dir / "c.ini").string();
+  atomic_write_text(ini, "# sst-2\n  [model]  # the model's keys\ntask = classification\n");
+  for (const auto& e : {user_error_of([&] { read_task_name(ini); }),
+                        user_error_of([&] { Config::resolve(trainer_schema(), ini, {}); })})
+    EXPECT_NE(e.find(ini + ":2: '[model]': nlpzoo configs have no sections"), std::string::npos) << e;
+  // A '[' inside a value or a comment is no header.
+  atomic_write_text(ini, "task = translation # [not a section]\n");
+  EXPECT_EQ(read_task_name(ini), "translation");
+  std::filesystem::remove_all(dir);
+}
+
 // The Trainer's values are checked before a task's slow setup; each bad value names its key.
 // (Before, a negative lr failed after tokenizer training with LibTorch's "Invalid learning rate",
 // and NaN, inf, update_freq 0 or valid_interval -1 were accepted.)

@@ -89,16 +89,23 @@ void apply(Config& config, const ConfigSchema& schema, const po::parsed_options&
   }
 }
 
-// Boost keeps the last of two values of a key in one file without a word, and reports no line
-// numbers; a key written twice in a config is almost always an edit gone wrong, so it is found
-// here, on the text, with both lines. A line is "key = value"; '#' starts a comment.
-void refuse_repeated_keys(const std::string& text, const std::string& origin) {
+// Checks Boost's INI reader does not make: it keeps the last of two values of a key in one
+// file without a word and reports no line numbers, and it turns "[model]" into a prefix
+// ("model.cell"), so that a sectioned file fails later with a missing 'task' or an unknown key.
+// A key written twice is almost always an edit gone wrong, and nlpzoo's configs are flat, so
+// both are refused here, on the text, with their lines. A line is "key = value"; '#' starts a
+// comment.
+void check_ini_text(const std::string& text, const std::string& origin) {
   std::map<std::string, int64_t> first_line;
   std::istringstream in(text);
   int64_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     line = line.substr(0, line.find('#'));
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '[')
+      throw UserError(origin + ":" + std::to_string(line_no) + ": '" + line.substr(first, line.find_last_not_of(" \t\r") + 1 - first) +
+                      "': nlpzoo configs have no sections; write every key at the top level (remove this line)");
     const auto eq = line.find('=');
     if (eq == std::string::npos) continue;
     std::string key = line.substr(0, eq);
@@ -113,7 +120,7 @@ void refuse_repeated_keys(const std::string& text, const std::string& origin) {
 }
 
 void apply_ini(Config& config, const ConfigSchema& schema, const std::string& text, const std::string& origin) {
-  refuse_repeated_keys(text, origin);
+  check_ini_text(text, origin);
   std::istringstream in(text);
   try {
     apply(config, schema, po::parse_config_file(in, describe(schema), /*allow_unregistered=*/true), origin);
@@ -221,6 +228,7 @@ double config_double_at_least(const Config& c, const std::string& key, double mi
 
 std::string read_task_name(const std::string& ini_path) {
   require_file(ini_path, "config");
+  check_ini_text(read_file(ini_path), ini_path);
   std::ifstream in(ini_path);
   po::options_description desc;
   desc.add_options()("task", po::value<std::string>());
