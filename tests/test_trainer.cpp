@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
 #include <atomic>
@@ -426,6 +427,34 @@ TEST(TrainerParts, EarlyStoppingByPatience) {
   auto again = linear_task(c);
   ASSERT_EQ(Trainer(*again, c, "linear", dir).train(true), 0);
   EXPECT_EQ(valid_steps(metrics_of(dir)), (std::vector<int64_t>{2, 4, 6}));
+  fs::remove_all(dir);
+}
+
+// checkpoint_best.pt is checkpoint_last.pt's file (a hard link) when a validation improves,
+// and keeps its bytes when a later checkpoint_last.pt does not improve.
+TEST(TrainerParts, BestCheckpointIsALinkToTheLastOneThatImproved) {
+  const auto dir = temp_dir("best_link");
+  const auto inode = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return std::make_pair(st.st_ino, st.st_nlink);
+  };
+  Config c = linear_config({"--valid_interval", "2", "--max_steps", "2"});
+  auto task = linear_task(c);
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  const auto best = dir + "/checkpoint_best.pt", last = dir + "/checkpoint_last.pt";
+  EXPECT_EQ(inode(best).first, inode(last).first);
+  EXPECT_EQ(inode(best).second, 2u);
+  const auto bytes = read_file(best);
+  // lr 0 from here: the validations tie, no longer improve, and only the last checkpoint moves on.
+  Config more = linear_config({"--valid_interval", "2", "--max_steps", "4", "--lr", "0"});
+  auto again = linear_task(more);
+  ASSERT_EQ(Trainer(*again, more, "linear", dir).train(true), 0);
+  EXPECT_EQ(read_checkpoint_header(last).state.step, 4);
+  EXPECT_EQ(read_checkpoint_header(best).state.step, 2);
+  EXPECT_EQ(read_file(best), bytes);
+  EXPECT_NE(inode(best).first, inode(last).first);
+  EXPECT_EQ(inode(best).second, 1u);
   fs::remove_all(dir);
 }
 

@@ -355,6 +355,22 @@ void Trainer::save(const std::string& name) {
                   {task_name_, saved_config(), task_.artifacts(), t});
 }
 
+// The best checkpoint is the last one at the moment it is made: a hard link instead of a
+// second write of the same bytes (850 MB for the subword model, issue 16). Made under a
+// temporary name and renamed into place like every write, so a crash leaves the old best;
+// the next checkpoint_last.pt is a new file renamed over its name, so it leaves this one as it
+// is. A copy where the file system has no hard links.
+void Trainer::save_last_and_best() {
+  save("checkpoint_last.pt");
+  if (!writer()) return;
+  const auto last = run_dir_ + "/checkpoint_last.pt";
+  atomic_write(run_dir_ + "/checkpoint_best.pt", [&](const std::string& tmp) {
+    std::error_code no_link;
+    fs::create_hard_link(last, tmp, no_link);
+    if (no_link) fs::copy_file(last, tmp);
+  });
+}
+
 std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
   // The checkpoint's config as Config::to_ini wrote it: "key = value" lines.
   std::map<std::string, std::string> before;
@@ -504,8 +520,8 @@ void Trainer::validate() {
   s.last_validated_step = t.step;
   s.log.validation(t.step, t.epoch, valid.loss, valid.metrics, best);
   t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
-  if (best) save("checkpoint_best.pt");
-  save("checkpoint_last.pt");
+  if (best) save_last_and_best();
+  else save("checkpoint_last.pt");
 }
 
 bool Trainer::begin(bool resume) {

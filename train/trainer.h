@@ -157,6 +157,7 @@ class Trainer {
   int loop();
   void validate();          // validation, schedule, best/patience, checkpoints
   void save(const std::string& name);
+  void save_last_and_best();  // checkpoint_last.pt, and checkpoint_best.pt as a second name of it
   std::string saved_config() const;
   // ", config keys changed since the checkpoint: k (old -> new), ..." or "".
   std::string changed_keys(const std::string& checkpoint_ini) const;
