@@ -472,8 +472,10 @@ TEST(TransformerSeq2Seq, LearnsToCopyAndDecodesGreedily) {
   auto make = [&](int64_t n) { return torch::randint(4, V, {n, L}, torch::kLong); };
   auto eos = [](int64_t n) { return torch::full({n, 1}, kEosId, torch::kLong); };
   auto bos = [](int64_t n) { return torch::full({n, 1}, kBosId, torch::kLong); };
-  float loss_value = 0;
-  for (int i = 0; i < 300; ++i) {
+  // Trained until the copy is learnt (mean token loss < 0.01, with a step budget): a fixed
+  // step count left some digits wrong on one CPU's kernels while the loss read 0.04.
+  float loss_value = 1;
+  for (int i = 0; i < 1500 && loss_value >= 0.01; ++i) {
     // Warmup, as the paper trains post-LN (sec. 5.3); 30 steps are enough here.
     adam.lr(lr * std::min(1.0, (i + 1.0) / 30));
     auto x = make(B);
@@ -485,7 +487,7 @@ TEST(TransformerSeq2Seq, LearnsToCopyAndDecodesGreedily) {
     opt.step();
     loss_value = loss.item<float>();
   }
-  EXPECT_LT(loss_value, 0.05);
+  EXPECT_LT(loss_value, 0.01);
   model->eval();
   torch::NoGradGuard ng;
   auto x = make(16);
