@@ -107,14 +107,4 @@ INSTANTIATE_TEST_SUITE_P(Regression, RegressionResume, ::testing::ValuesIn(test:
                          [](const auto& info) { return test::golden_test_name(info.param.name); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RegressionResume);
 
-// masked_lm has no golden checkpoint yet, so it is listed here rather than in families.tsv: its
-// dynamic masks (drawn from seed, epoch and sequence), the data order and AdamW's two parameter
-// groups (weight decay off for biases and LayerNorm weights) must all come back on --resume.
-INSTANTIATE_TEST_SUITE_P(MaskedLm, RegressionResume,
-                         ::testing::Values(GoldenFamily{
-                             "bert-masked-lm", "bert-mini-english.ini", "synthetic", 6,
-                             "--vocab_size 40 --d_model 16 --num_heads 2 --num_layers 1 --ffn_dim 32 "
-                             "--max_positions 24 --batch_size 4 --valid_every 20 --spm_normalization identity"}),
-                         [](const auto& info) { return test::golden_test_name(info.param.name); });
-
 }  // namespace
