@@ -428,6 +428,24 @@ TEST(TrainerParts, PerUnitMeanAndSumReduction) {
   }
 }
 
+// linear_decay with max_time as the only budget decays by training time: the Trainer derives
+// decay_time from max_time (minutes) and saves it in the run's config, so a resume keeps it.
+TEST(TrainerParts, LinearDecayOverATimeBudgetDerivesDecayTime) {
+  const auto dir = temp_dir("decay_time");
+  Config c = linear_config({"--lr_schedule", "linear_decay", "--max_time", "0.01"});
+  auto task = linear_task(c);
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  const auto saved = read_checkpoint_header(dir + "/checkpoint_last.pt").config;
+  EXPECT_NE(saved.find("decay_time = 0.01\n"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("decay_steps = 0\n"), std::string::npos) << saved;
+  // Without any budget there is nothing to decay over.
+  Config unbounded = linear_config({"--lr_schedule", "linear_decay"});
+  auto other = linear_task(unbounded);
+  EXPECT_NE(test::user_error_of([&] { Trainer(*other, unbounded, "linear", dir + "/b"); }).find("max_time"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 // lr 0: every validation ties the first, so patience 2 stops after the third.
 TEST(TrainerParts, EarlyStoppingByPatience) {
   const auto dir = temp_dir("patience");
