@@ -218,6 +218,16 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
        << " --eos_id=" << kEosId
        << " --pad_piece=<pad> --unk_piece=<unk> --bos_piece=<s> --eos_piece=</s>"
        << " --num_threads=2 --minloglevel=1";
+  if (!o.user_defined_symbols.empty()) {
+    args << " --user_defined_symbols=";
+    for (size_t i = 0; i < o.user_defined_symbols.size(); ++i) {
+      const auto& symbol = o.user_defined_symbols[i];
+      // The flag is one comma-separated, space-delimited word.
+      if (symbol.empty() || symbol.find_first_of(", \t\n") != std::string::npos)
+        throw UserError("tokenizer training: user-defined symbol '" + symbol + "' is empty or holds a comma or space");
+      args << (i ? "," : "") << symbol;
+    }
+  }
   // SentencePiece keeps its own 4,192-byte default; longer lines are skipped, not split.
   std::vector<const char*> ptrs;
   std::vector<size_t> lengths;

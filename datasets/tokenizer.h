@@ -22,11 +22,16 @@ struct TokenizerTrainOptions {
   std::string normalization_rule_name = "nmt_nfkc";
   bool hard_vocab_limit = true;         // false: vocab_size is a soft limit (small corpora)
   int64_t input_sentence_size = 0;      // 0 = all sentences
+  // Pieces kept whole wherever they occur in text, with ids 4, 5, ... in this order (right after
+  // the four special ids; e.g. bert_special_pieces() of datasets/special_ids.h). Empty = none,
+  // and the trainer's flags are then exactly as before, so existing models are reproduced byte for byte.
+  std::vector<std::string> user_defined_symbols;
 };
 
 /// A trained SentencePiece model. Every model nlpzoo trains reserves the special ids of
 /// datasets/special_ids.h: 0 "<pad>", 1 "<unk>", 2 "<s>", 3 "</s>". Copies share one
 /// underlying model; all methods are const and safe to call from several threads.
+/// A model trained with user-defined symbols (TokenizerTrainOptions) has them at ids 4, 5, ...
 class Tokenizer {
  public:
   /// Loads `<prefix>.model` from `model_path`. Throws UserError naming the file when it is

@@ -10,6 +10,7 @@
 #include "infer/embedding_queries.h"
 #include "infer/sampling.h"
 #include "infer/translator.h"
+#include "train/tasks/mask_filler.h"
 #include "train/tasks/sentence_classifier.h"
 #include "train/tasks/text_generator.h"
 #include "train/tasks/translation_model.h"
@@ -127,6 +128,27 @@ json classifier_outputs(SentenceClassifier& classifier) {
   return {{"inputs", {{"sentences", kSentences}}}, {"outputs", out}};
 }
 
+// The cloze lines: the reference verses with a word masked out.
+const std::vector<std::string> kClozes = {"In the beginning, God created the [MASK] and the earth.",
+                                          "God said, “Let there be [MASK],” and there was light.", "[MASK] wept."};
+
+json mask_filler_outputs(MaskFiller& filler) {
+  json out;
+  for (const auto& line : kClozes) {
+    json masks = json::array();
+    for (const auto& candidates : filler.fill_mask(line, kNeighbours, torch::kCPU)) {
+      json m;
+      for (const auto& c : candidates) {
+        m["pieces"].push_back(c.piece);
+        m["probabilities"].push_back(r6(c.probability));
+      }
+      masks.push_back(m);
+    }
+    out["masks"].push_back(masks);
+  }
+  return {{"inputs", {{"lines", kClozes}}}, {"outputs", out}};
+}
+
 json word_vector_outputs(const WordVectorSource& source) {
   const auto vectors = source.word_vectors();
   const OovVectors oov = [&](const std::string& w) { return source.oov_vector(w); };
@@ -209,6 +231,8 @@ json golden_outputs(LoadedRun& run) {
     result = classifier_outputs(*c);
   } else if (const auto* w = run.task->word_vector_source()) {
     result = word_vector_outputs(*w);
+  } else if (auto* f = run.task->mask_filler()) {
+    result = mask_filler_outputs(*f);
   } else {
     throw std::logic_error("golden_outputs: task '" + run.header.task + "' offers no capability to query");
   }

@@ -25,6 +25,13 @@ using test::shell_quote;
 
 namespace {
 
+std::vector<std::string> read_lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 // ---- Metrics ---------------------------------------------------------------------------------
 
 TEST(Metrics, LineAndJsonSayValueDirectionAndUnit) {
@@ -85,6 +92,7 @@ TEST(TaskDefaults, EvaluateIsTheLossPerTokenAndNoCapabilityIsOffered) {
   EXPECT_EQ(task.text_generator(), nullptr);
   EXPECT_EQ(task.sentence_classifier(), nullptr);
   EXPECT_EQ(task.word_vector_source(), nullptr);
+  EXPECT_EQ(task.mask_filler(), nullptr);
 }
 
 // ---- every task through the CLI ----------------------------------------------------------------
@@ -129,6 +137,13 @@ const std::map<std::string, Recipe>& recipes() {
         Split::kValid,
         {"loss", "entries"},
         "entries"}},
+      {"masked_lm",
+       {"bert-mini-english.ini",
+        "--vocab_size 40 --d_model 16 --num_heads 2 --num_layers 1 --ffn_dim 32 --max_positions 24 --batch_size 4 "
+        "--valid_every 20 --spm_normalization identity --max-steps 6 --valid_interval 3",
+        Split::kValid,
+        {"loss", "perplexity", "masked", "accuracy"},
+        "masked"}},
   };
   return r;
 }
@@ -237,9 +252,11 @@ TEST_F(RegressionEvaluateCli, EveryTaskEvaluatesExportsAndAnswersEachCommand) {
         {"language_model", {"generate --device cpu --seed 1 --max-new-tokens 3", "which does not generate text"}},
         {"classification", {"classify --device cpu", "which does not classify"}},
         {"word2vec", {"embed similar one -k 1", "which has no word vectors"}},
+        {"masked_lm", {"fill-mask --device cpu -k 2", "which does not fill in [MASK]"}},
     };
     for (const auto& [serving, command] : commands) {
-      const auto c = run_cli(command.first + " --run-dir " + run(task), "the one and the two\n");
+      const auto c = run_cli(command.first + " --run-dir " + run(task),
+                             serving == "masked_lm" ? "the [MASK] and the two\n" : "the one and the two\n");
       const bool serves = serving == task || (serving == "word2vec" && task == "glove");
       if (serves) {
         EXPECT_EQ(c.status, 0) << command.first << ": " << c.err;
@@ -283,6 +300,33 @@ TEST_F(RegressionEvaluateCli, ScoresAgreeWithTheirOtherReports) {
   for (std::string line; std::getline(out, line); ++n) correct += line.substr(0, line.find('\t')) == gold.at(n);
   ASSERT_EQ(n, 100);
   EXPECT_DOUBLE_EQ(accuracy, correct / 100.0);
+}
+
+// fill-mask: one output line per [MASK] with k candidates whose probabilities fall; a line
+// without [MASK] is an error that names and echoes it.
+TEST_F(RegressionEvaluateCli, FillMaskGivesTopKPerMaskAndEchoesALineWithoutOne) {
+  ASSERT_EQ(train("masked_lm").status, 0);
+  auto r = run_cli("fill-mask --run-dir " + run("masked_lm") + " -k 3 --device cpu",
+                   "the [MASK] and the [MASK]\n\nthe one [MASK]\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = read_lines_of(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0].rfind("1\t1\t", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("1\t2\t", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[2].rfind("3\t1\t", 0), 0u) << lines[2];
+  std::smatch m;
+  double previous = 1.0;
+  std::string rest = lines[0].substr(4);
+  int candidates = 0;
+  for (; std::regex_search(rest, m, std::regex("(\\S+) ([01]\\.[0-9]{4})")); rest = m.suffix(), ++candidates) {
+    const double p = std::stod(m[2]);
+    EXPECT_LE(p, previous) << lines[0];
+    previous = p;
+  }
+  EXPECT_EQ(candidates, 3) << lines[0];
+
+  r = run_cli("fill-mask --run-dir " + run("masked_lm") + " --device cpu", "the [MASK] one\nno mask here\n");
+  expect_error(r, "stdin line 2: fill-mask: no [MASK] in the line \"no mask here\"");
 }
 
 // Word-vector runs have no test split: evaluate scores their valid split by default, says what

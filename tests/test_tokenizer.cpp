@@ -197,6 +197,52 @@ TEST_F(TokenizerTest, TrainingMatchesDebianSpmTrain) {
   for (const auto& verse : read_lines(kCorpus)) EXPECT_EQ(theirs.encode(verse), ours.encode(verse));
 }
 
+// BERT's [CLS] [SEP] [MASK] (datasets/special_ids.h): user-defined symbols at ids 4, 5, 6, kept
+// whole in raw text, with the ids Debian's spm_encode gives for the same model file.
+TEST_F(TokenizerTest, BertSymbolsAtFixedIdsAndKeptWhole) {
+  TokenizerTrainOptions o;
+  o.inputs = {kCorpus};
+  o.model_prefix = (*dir_ / "bert").string();
+  o.vocab_size = 500;
+  o.user_defined_symbols = bert_special_pieces();
+  Tokenizer::train(o);
+  const auto tok = Tokenizer::load(o.model_prefix + ".model");
+  EXPECT_EQ(tok.vocab_size(), 500);
+  EXPECT_EQ(tok.id_to_piece(kEosId), "</s>");
+  EXPECT_EQ(tok.id_to_piece(kClsId), "[CLS]");
+  EXPECT_EQ(tok.id_to_piece(kSepId), "[SEP]");
+  EXPECT_EQ(tok.id_to_piece(kMaskId), "[MASK]");
+  const std::string line = "In the beginning God created the [MASK] and the [MASK].";
+  const auto ids = tok.encode(line);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), kMaskId), 2);
+  const auto pieces = tok.encode_pieces(line);
+  EXPECT_EQ(std::count(pieces.begin(), pieces.end(), "[MASK]"), 2);
+  EXPECT_EQ(tok.decode(ids), line);
+  // A symbol at the start of a line follows SentencePiece's dummy-prefix piece "▁".
+  EXPECT_EQ(tok.encode_pieces("[CLS] God [SEP]"), (std::vector<std::string>{"▁", "[CLS]", "▁God", "▁", "[SEP]"}));
+  // Models without the symbols are untouched: id 4 is an ordinary piece there.
+  EXPECT_NE(Tokenizer::load(model_path()).id_to_piece(4), "[CLS]");
+  EXPECT_NE(test::user_error_of([&] {
+              auto bad = o;
+              bad.user_defined_symbols = {"[A],[B]"};
+              Tokenizer::train(bad);
+            }).find("user-defined symbol"),
+            std::string::npos);
+
+  if (!have_program("spm_encode")) GTEST_SKIP() << "spm_encode not installed (apt-get install sentencepiece)";
+  const std::vector<std::string> lines = {line, "[CLS] And God said [SEP] Let there be light [SEP]",
+                                          "a[MASK]b [MASK][MASK] light"};
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  const auto input = (*dir_ / "bert_input.txt").string();
+  atomic_write_text(input, text);
+  const auto theirs = run_command("spm_encode --model " + o.model_prefix + ".model --output_format=id < " + input);
+  ASSERT_EQ(theirs.status, 0);
+  const auto id_lines = split_lines(theirs.out);
+  ASSERT_EQ(id_lines.size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(join(tok.encode(lines[i])), id_lines[i]) << lines[i];
+}
+
 TEST_F(TokenizerTest, SerializedBytesAreTheModelFileAndCopiesShareIt) {
   std::optional<Tokenizer> copy;
   {

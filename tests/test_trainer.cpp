@@ -216,6 +216,22 @@ TEST(LrSchedule, WarmupFractionOfTheBudget) {
   EXPECT_NE(error({"--warmup_fraction", "0.1", "--max_steps", "9"}).find("constant"), std::string::npos);
 }
 
+// linear_decay over a time budget (24h-BERT, Izsak et al. 2021): a time-based warm-up to lr,
+// then a linear fall to 0 at decay_time minutes of training time, whatever the step.
+TEST(LrSchedule, LinearDecayOverTrainingTime) {
+  Config c = Config::resolve(trainer_schema(), "",
+                             {"--lr", "1", "--lr_schedule", "linear_decay", "--min_lr", "0", "--warmup_fraction", "0.1",
+                              "--max_time", "10"});
+  resolve_warmup_fraction(c, 0);
+  c.set("decay_time", "10");  // what the Trainer derives from max_time alone
+  const LrSchedule s(lr_schedule_options(c));
+  EXPECT_DOUBLE_EQ(s.lr_at(1, 30.0), 0.5 * (1 - 30.0 / 600));  // half-way through the 60 s warm-up
+  EXPECT_DOUBLE_EQ(s.lr_at(7, 300.0), 0.5);                    // half the budget: half the rate
+  EXPECT_DOUBLE_EQ(s.lr_at(2, 540.0), 0.1);
+  EXPECT_DOUBLE_EQ(s.lr_at(99, 600.0), 0.0);                   // the budget's end: 0
+  EXPECT_DOUBLE_EQ(s.lr_at(99, 700.0), 0.0);
+}
+
 // The warning of a warm-up longer than a time budget, from the measured rate: 6 updates in the
 // first 60 s of a 10-minute budget reach about 6 + 0.1/s * 540 s = 60 updates.
 TEST(LrSchedule, WarmupBudgetWarning) {
@@ -411,6 +427,24 @@ TEST(TrainerParts, PerUnitMeanAndSumReduction) {
     EXPECT_LT((task->model_->bias - b_expected).abs().max().item<double>(), 1e-6);
     fs::remove_all(dir);
   }
+}
+
+// linear_decay with max_time as the only budget decays by training time: the Trainer derives
+// decay_time from max_time (minutes) and saves it in the run's config, so a resume keeps it.
+TEST(TrainerParts, LinearDecayOverATimeBudgetDerivesDecayTime) {
+  const auto dir = temp_dir("decay_time");
+  Config c = linear_config({"--lr_schedule", "linear_decay", "--max_time", "0.01"});
+  auto task = linear_task(c);
+  ASSERT_EQ(Trainer(*task, c, "linear", dir).train(false), 0);
+  const auto saved = read_checkpoint_header(dir + "/checkpoint_last.pt").config;
+  EXPECT_NE(saved.find("decay_time = 0.01\n"), std::string::npos) << saved;
+  EXPECT_NE(saved.find("decay_steps = 0\n"), std::string::npos) << saved;
+  // Without any budget there is nothing to decay over.
+  Config unbounded = linear_config({"--lr_schedule", "linear_decay"});
+  auto other = linear_task(unbounded);
+  EXPECT_NE(test::user_error_of([&] { Trainer(*other, unbounded, "linear", dir + "/b"); }).find("max_time"),
+            std::string::npos);
+  fs::remove_all(dir);
 }
 
 // lr 0: every validation ties the first, so patience 2 stops after the third.

@@ -325,6 +325,44 @@ TEST(TransformerLayer, PostLNNormalisesAndPreLNAddsResidual) {
   EXPECT_LE(max_abs_diff(pre(x), x), 1e-5);
 }
 
+// BERT's encoder is this layer with GELU and post-LN (Devlin et al. 2019, sec. 3): the same
+// computation as torch::nn::TransformerEncoderLayer given the same weights.
+TEST(TransformerLayer, PostLNGeluMatchesTorchTransformerEncoderLayer) {
+  torch::manual_seed(21);
+  const int64_t E = 16, H = 4, F = 40, B = 3, S = 6;
+  torch::nn::TransformerEncoderLayer ref(
+      torch::nn::TransformerEncoderLayerOptions(E, H).dim_feedforward(F).dropout(0.0).activation(torch::kGELU));
+  TransformerEncoderLayer ours(TransformerLayerOptions(E, H, F).dropout(0.0).activation(Activation::kGelu));
+  {
+    torch::NoGradGuard ng;
+    ref->self_attn->in_proj_bias.normal_();
+    ref->self_attn->out_proj->bias.normal_();
+    ref->norm1->weight.normal_();
+    ref->norm2->bias.normal_();
+    copy_weights(ref->self_attn, ours->self_attn);
+    ours->ffn->linear1->weight.copy_(ref->linear1->weight);
+    ours->ffn->linear1->bias.copy_(ref->linear1->bias);
+    ours->ffn->linear2->weight.copy_(ref->linear2->weight);
+    ours->ffn->linear2->bias.copy_(ref->linear2->bias);
+    for (auto [from, to] : {std::make_pair(ref->norm1, ours->norm1), std::make_pair(ref->norm2, ours->norm2)}) {
+      to->weight.copy_(from->weight);
+      to->bias.copy_(from->bias);
+    }
+  }
+  ref->eval();
+  ours->eval();
+  auto x = torch::randn({B, S, E});
+  // Row 1 has two padded positions, row 2 one; torch's mask is true where a key is ignored.
+  auto ignore = torch::zeros({B, S}, torch::kBool);
+  ignore.index_put_({1, Slice(4)}, true);
+  ignore.index_put_({2, 5}, true);
+  auto expected = ref(x.transpose(0, 1), /*src_mask=*/torch::Tensor(), ignore).transpose(0, 1);
+  auto got = ours(x, ignore.logical_not().unsqueeze(1));
+  ASSERT_EQ(got.sizes(), expected.sizes());
+  EXPECT_LE(max_abs_diff(got, expected), 1e-5);
+  EXPECT_LE(max_abs_diff(ours(x), ref(x.transpose(0, 1)).transpose(0, 1)), 1e-5);
+}
+
 // ---------------------------------------------------------------- the model
 
 class TransformerVariants : public ::testing::TestWithParam<std::tuple<PositionType, bool>> {};

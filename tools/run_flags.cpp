@@ -84,4 +84,8 @@ SentenceClassifier& sentence_classifier(LoadedRun& run) {
   return require(run.task->sentence_classifier(), run, "does not classify");
 }
 
+MaskFiller& mask_filler(LoadedRun& run) {
+  return require(run.task->mask_filler(), run, "does not fill in [MASK] (a masked_lm run does)");
+}
+
 }  // namespace nlpzoo::cli

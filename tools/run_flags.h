@@ -6,6 +6,7 @@
 #include "infer/search.h"
 #include "tools/options.h"
 #include "train/precision.h"
+#include "train/tasks/mask_filler.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/sentence_classifier.h"
 #include "train/tasks/text_generator.h"
@@ -33,5 +34,6 @@ AutocastGuard inference_precision(const po::variables_map& vm, const LoadedRun& 
 TranslationModel& translation_model(LoadedRun& run);
 TextGenerator& text_generator(LoadedRun& run);
 SentenceClassifier& sentence_classifier(LoadedRun& run);
+MaskFiller& mask_filler(LoadedRun& run);
 
 }  // namespace nlpzoo::cli

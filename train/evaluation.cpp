@@ -4,9 +4,11 @@
 
 namespace nlpzoo {
 
-Metrics loss_metrics(Task& task, Split split, const torch::Device& device, const std::string& count_name) {
+Metrics loss_metrics(Task& task, Split split, const torch::Device& device, const std::string& count_name,
+                     SplitLoss* split_loss) {
   const auto profile = task.training_profile();
   const auto loss = evaluate_loss(task, split, device);
+  if (split_loss != nullptr) *split_loss = loss;
   Metrics m;
   m.add({"loss", loss.loss, Better::kLower, 4, profile.loss_unit});
   if (profile.perplexity) m.add({"perplexity", loss.perplexity(), Better::kLower, 2, ""});

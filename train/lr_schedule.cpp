@@ -23,7 +23,10 @@ ConfigSchema lr_schedule_schema() {
       .add("plateau_patience", "1", "plateau: validations without improvement before decaying")
       .add("min_lr", "1e-6", "plateau, linear_decay: lower bound of the learning rate")
       .add("decay_steps", "0", "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); "
-                               "0 = the whole run, derived from max_steps or max_epochs");
+                               "0 = the whole run, derived from max_steps or max_epochs")
+      .add("decay_time", "0", "linear_decay: minutes of training time over which lr falls linearly to 0 instead of "
+                              "decay_steps (derived from max_time for a run that only max_time bounds, as 24h-BERT; "
+                              "0 = none)");
   return s;
 }
 
@@ -46,14 +49,16 @@ LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
   o.plateau_patience = c.get_int("plateau_patience");
   o.min_lr = c.get_double("min_lr");
   o.decay_steps = c.get_int("decay_steps");
+  o.decay_time_s = c.get_double("decay_time") * 60;
   if (o.kind == LrScheduleKind::kNoam && o.d_model <= 0)
     throw UserError("config key 'lr_schedule': noam scales the rate by the model width d_model^-0.5, and this model "
                     "has no d_model (it is not a Transformer); use inverse_sqrt, the same shape with lr as its peak");
   if (o.kind == LrScheduleKind::kNoam && o.warmup_steps <= 0)
     throw UserError("config key 'warmup_steps': the noam schedule needs warmup_steps > 0");
-  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0)
+  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0 && o.decay_time_s <= 0)
     throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (0 is the run's "
-                    "number of updates only when max_steps or max_epochs bounds it; set one of them or decay_steps)");
+                    "number of updates only when max_steps or max_epochs bounds it; set one of them, decay_steps, "
+                    "or max_time / decay_time for a time-based decay)");
   return o;
 }
 
@@ -119,7 +124,9 @@ double LrSchedule::lr_at(int64_t step, double elapsed_s) const {
            std::min(std::pow(s, -0.5), s * std::pow(static_cast<double>(o.warmup_steps), -1.5));
       break;
     case LrScheduleKind::kLinearDecay:
-      lr = o.lr * w * std::max(0.0, 1.0 - (s - 1) / static_cast<double>(std::max<int64_t>(o.decay_steps, 1)));
+      lr = o.lr * w *
+           std::max(0.0, 1.0 - (o.decay_time_s > 0 ? elapsed_s / o.decay_time_s
+                                                   : (s - 1) / static_cast<double>(std::max<int64_t>(o.decay_steps, 1))));
       return std::max(lr * scale_, o.min_lr);
   }
   return std::max(lr * scale_, o.kind == LrScheduleKind::kPlateau ? std::min(o.min_lr, lr) : 0.0);

@@ -23,13 +23,14 @@ struct LrScheduleOptions {
   int64_t plateau_patience = 1; // ... after this many validations without improvement
   double min_lr = 1e-6;         // plateau and linear_decay never go below this
   int64_t decay_steps = 0;      // linear_decay: updates over which the rate falls from lr to 0
+  double decay_time_s = 0;      // > 0: linear_decay falls to 0 over this much training time instead (24h-BERT)
 };
 
 /// The schedule's keys (lr, lr_schedule, warmup_steps, ...) for the trainer's ConfigSchema.
 ConfigSchema lr_schedule_schema();
 /// The schedule from the config's keys; `d_model` is the model's width for noam (0: none).
 /// Throws UserError naming the key for noam without warmup_steps or a model without d_model,
-/// for linear_decay without decay_steps, and for a warmup_fraction left underived
+/// for linear_decay without decay_steps or decay_time, and for a warmup_fraction left underived
 /// (resolve_warmup_fraction).
 LrScheduleOptions lr_schedule_options(const Config& config, int64_t d_model = 0);
 
@@ -62,7 +63,8 @@ class LrSchedule {
   ///   noam               lr * d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5) (Vaswani et al. 2017, eq. 3)
   ///   plateau            lr * w(step) * factor^k after k reductions
   ///   linear_decay       max(min_lr, lr * w(step) * (1 - (step - 1) / decay_steps)) (word2vec.c's
-  ///                      alpha = starting_alpha * max(1e-4, 1 - words_done / words_total))
+  ///                      alpha = starting_alpha * max(1e-4, 1 - words_done / words_total)); with
+///                      decay_time_s > 0, (step - 1) / decay_steps becomes elapsed_s / decay_time_s
   /// `elapsed_s`: training time so far (all invocations), read only by a time-based warm-up.
   double lr_at(int64_t step, double elapsed_s = 0) const;
   /// Updates of step-based warm-up that the rate depends on (0: none or time-based).

@@ -23,6 +23,7 @@ class TranslationModel;
 class TextGenerator;
 class SentenceClassifier;
 class WordVectorSource;
+class MaskFiller;
 
 enum class Split { kTrain, kValid, kTest };
 std::string to_string(Split split);
@@ -140,6 +141,10 @@ class Task {
     // and why (naming the task's key), for the error the Trainer gives otherwise.
     std::vector<std::string> optimizers;
     std::string optimizers_reason;
+    // Parameters (names in model()->named_parameters()) that weight_decay must not touch: the
+    // optimizer puts them in a second parameter group with weight_decay 0 (BERT's
+    // exclude_from_weight_decay: biases and LayerNorm weights). Empty: one group, as before.
+    std::vector<std::string> no_weight_decay;
   };
   virtual TrainingProfile training_profile() const { return {}; }
 
@@ -171,6 +176,7 @@ class Task {
   virtual TextGenerator* text_generator() { return nullptr; }             // nlpzoo generate
   virtual SentenceClassifier* sentence_classifier() { return nullptr; }   // nlpzoo classify
   virtual const WordVectorSource* word_vector_source() const { return nullptr; }  // nlpzoo embed
+  virtual MaskFiller* mask_filler() { return nullptr; }                   // nlpzoo fill-mask
 };
 
 }  // namespace nlpzoo

@@ -64,7 +64,7 @@ torch::Device parse_device(const std::string& name) {
 
 void check_trainer_config(const Config& c) {
   for (const char* key : {"lr", "min_lr", "clip_norm", "weight_decay", "momentum", "adagrad_initial_accumulator",
-                          "max_time", "log_seconds", "warmup_time"})
+                          "max_time", "log_seconds", "warmup_time", "decay_time"})
     config_double_at_least(c, key, 0.0);
   for (const char* key : {"adam_beta1", "adam_beta2", "warmup_fraction"}) config_rate(c, key);
   if (!(config_double_at_least(c, "adam_eps", 0.0) > 0)) throw UserError("config key 'adam_eps': must be positive, got 0");
@@ -184,23 +184,51 @@ class StopSignalGuard {
   decltype(std::signal(SIGINT, SIG_DFL)) previous_int_, previous_term_;
 };
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, std::vector<torch::Tensor> params) {
+}  // namespace
+
+namespace {
+// The optimizer over `decay` with `defaults`, plus a second group `exempt` with weight_decay 0.
+template <class Optimizer, class Options>
+std::unique_ptr<torch::optim::Optimizer> grouped(const Options& defaults, std::vector<torch::Tensor> decay,
+                                                 std::vector<torch::Tensor> exempt) {
+  if (exempt.empty()) return std::make_unique<Optimizer>(std::move(decay), defaults);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::move(decay));
+  auto no_decay = std::make_unique<Options>(defaults);
+  no_decay->weight_decay(0);
+  groups.emplace_back(std::move(exempt), std::move(no_decay));
+  return std::make_unique<Optimizer>(std::move(groups), defaults);
+}
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, const torch::nn::Module& model,
+                                                        const std::vector<std::string>& no_weight_decay) {
+  std::vector<torch::Tensor> decay, exempt;
+  const double weight_decay = c.get_double("weight_decay");
+  for (const auto& p : model.named_parameters()) {
+    const bool exempted = weight_decay != 0 &&
+                          std::find(no_weight_decay.begin(), no_weight_decay.end(), p.key()) != no_weight_decay.end();
+    (exempted ? exempt : decay).push_back(p.value());
+  }
   const auto& name = c.get("optimizer");
   const double lr = c.get_double("lr");
   if (name == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(lr).momentum(c.get_double("momentum")).weight_decay(c.get_double("weight_decay")));
+    return grouped<torch::optim::SGD>(
+        torch::optim::SGDOptions(lr).momentum(c.get_double("momentum")).weight_decay(weight_decay), decay, exempt);
   if (name == "adagrad")
-    return std::make_unique<torch::optim::Adagrad>(
-        params, torch::optim::AdagradOptions(lr).initial_accumulator_value(c.get_double("adagrad_initial_accumulator"))
-                    .weight_decay(c.get_double("weight_decay")));
+    return grouped<torch::optim::Adagrad>(
+        torch::optim::AdagradOptions(lr).initial_accumulator_value(c.get_double("adagrad_initial_accumulator"))
+            .weight_decay(weight_decay), decay, exempt);
   auto betas = std::make_tuple(c.get_double("adam_beta1"), c.get_double("adam_beta2"));
   if (name == "adamw")
-    return std::make_unique<torch::optim::AdamW>(params, torch::optim::AdamWOptions(lr).betas(betas).eps(
-                                                             c.get_double("adam_eps")).weight_decay(c.get_double("weight_decay")));
-  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(lr).betas(betas).eps(
-                                                          c.get_double("adam_eps")).weight_decay(c.get_double("weight_decay")));
+    return grouped<torch::optim::AdamW>(
+        torch::optim::AdamWOptions(lr).betas(betas).eps(c.get_double("adam_eps")).weight_decay(weight_decay), decay,
+        exempt);
+  return grouped<torch::optim::Adam>(
+      torch::optim::AdamOptions(lr).betas(betas).eps(c.get_double("adam_eps")).weight_decay(weight_decay), decay, exempt);
 }
+
+namespace {
 
 // The optimizers a task's updates work with (Task::TrainingProfile), without momentum or decay.
 void check_optimizer(const Config& c, const Task::TrainingProfile& profile) {
@@ -307,18 +335,23 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
   if (config_.get_double("warmup_fraction") != 0) resolve_warmup_fraction(config_, planned_updates());
   // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
   // is written into the saved config, so a resumed run keeps the same schedule.
-  if (config_.get("lr_schedule") == "linear_decay" && config_.get_int("decay_steps") == 0) {
+  // A run that only max_time bounds decays over that training time instead (decay_time).
+  if (config_.get("lr_schedule") == "linear_decay" && config_.get_int("decay_steps") == 0 &&
+      config_.get_double("decay_time") == 0) {
     const int64_t updates = planned_updates();
-    if (updates == 0)
-      throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs or max_steps (or set "
-                      "decay_steps)");
-    config_.set("decay_steps", std::to_string(updates));
+    if (updates > 0)
+      config_.set("decay_steps", std::to_string(updates));
+    else if (config_.get_double("max_time") > 0)
+      config_.set("decay_time", config_.get("max_time"));
+    else
+      throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs, max_steps or "
+                      "max_time (or set decay_steps)");
   }
   schedule_ = std::make_unique<LrSchedule>(lr_schedule_options(config_, profile_.d_model));
   fs::create_directories(run_dir_);
   model_ = task_.model();
   model_->to(device_);
-  optimizer_ = make_optimizer(config_, model_->parameters());
+  optimizer_ = make_optimizer(config_, *model_, profile_.no_weight_decay);
 }
 
 Trainer::~Trainer() = default;

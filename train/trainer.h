@@ -53,6 +53,13 @@ struct EvaluationShard {
 };
 SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, const EvaluationShard& shard = {});
 
+/// The optimizer the config names (optimizer, lr, betas, eps, momentum, weight_decay) over the
+/// parameters of `model`. With weight_decay != 0 and `no_weight_decay` naming some of them
+/// (Task::TrainingProfile::no_weight_decay), those form a second parameter group with
+/// weight_decay 0; otherwise there is one group, as always.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& config, const torch::nn::Module& model,
+                                                        const std::vector<std::string>& no_weight_decay = {});
+
 /// Scales the gradients of `params` in place so that their global L2 norm
 ///   ||g|| = sqrt(sum over parameters p and elements i of g_{p,i}^2)
 /// is at most `max_norm` (Pascanu et al. 2013): g <- g * max_norm / (||g|| + 1e-6) when

@@ -5,6 +5,7 @@
 #include "datasets/io.h"
 #include "train/tasks/glove_task.h"
 #include "train/tasks/language_model_task.h"
+#include "train/tasks/masked_lm_task.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/translation_task.h"
 #include "train/tasks/word2vec_task.h"
@@ -27,6 +28,7 @@ const std::vector<Entry>& entries() {
       {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
       {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
       {"glove", glove_schema, [] { return std::make_unique<GloveTask>(); }},
+      {"masked_lm", masked_lm_schema, [] { return std::make_unique<MaskedLmTask>(); }},
   };
   return e;
 }

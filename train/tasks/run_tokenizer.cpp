@@ -22,7 +22,7 @@ ConfigSchema tokenizer_schema() {
 
 Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector<std::string>()>& training_inputs,
                         const std::string& checkpoint_bytes, int64_t vocab_size, const Config& config,
-                        const TaskContext& context) {
+                        const TaskContext& context, const std::vector<std::string>& user_defined_symbols) {
   if (!checkpoint_bytes.empty()) return Tokenizer::from_serialized(checkpoint_bytes);
   if (context.run_dir.empty()) throw UserError("no tokenizer '" + stem + "': the checkpoint holds none");
   const std::string prefix = context.run_dir + "/" + stem;
@@ -35,6 +35,7 @@ Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector
   options.character_coverage = config.get_double("character_coverage");
   options.normalization_rule_name = config.get("spm_normalization");
   options.hard_vocab_limit = false;
+  options.user_defined_symbols = user_defined_symbols;
   std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on";
   for (const auto& input : options.inputs) std::cout << " " << input;
   std::cout << std::endl;

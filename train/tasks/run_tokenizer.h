@@ -23,12 +23,13 @@ ConfigSchema tokenizer_schema();
 ///      here, so a task may write them first), with config keys spm_model_type,
 ///      character_coverage and spm_normalization; `vocab_size` is an upper bound, so a small corpus gets fewer
 ///      pieces. A model left by an earlier failed start never stands in for the vocabulary
-///      this config asks for.
+///      this config asks for. `user_defined_symbols` become pieces 4, 5, ... of a new model
+///      (BERT's [CLS] [SEP] [MASK]; empty for the other tasks, whose models stay as they were).
 /// Throws UserError with no checkpoint bytes and no run_dir, for a missing model file (named),
 /// and for any SentencePiece training failure (missing input file included).
 Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector<std::string>()>& training_inputs,
                         const std::string& checkpoint_bytes, int64_t vocab_size, const Config& config,
-                        const TaskContext& context);
+                        const TaskContext& context, const std::vector<std::string>& user_defined_symbols = {});
 
 /// <data_dir>/train.<lang> for every lang, each checked to exist (UserError naming the file
 /// and `what` it is for).

@@ -22,7 +22,7 @@ WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& conte
     auto lines = read_lines(path);
     num_lines = static_cast<int64_t>(lines.size());
     for (int64_t i = 0; i < num_lines; ++i)
-      ((i + 1) % o.valid_every == 0 ? valid_lines : train_lines).push_back(std::move(lines[i]));
+      (held_out_line(i, o.valid_every) ? valid_lines : train_lines).push_back(std::move(lines[i]));
   }
 
   WordCorpus corpus;

@@ -22,6 +22,10 @@ struct WordCorpus {
   std::map<Split, EncodedLines> lines;  // every split of context.splits, as word ids
 };
 
+/// The held-out rule of the one-sentence-per-line corpora (word vectors, masked_lm): line i
+/// (0-based) is in the valid split when (i + 1) % valid_every == 0, else in the train split.
+inline bool held_out_line(int64_t i, int64_t valid_every) { return (i + 1) % valid_every == 0; }
+
 /// The vocabulary and the splits context.splits asks for. The vocabulary is, in this order:
 /// `restored_vocab` (a checkpoint's artifact text) if not empty; <run_dir>/vocab.txt when
 /// resuming; else counted on the train split and written to <run_dir>/vocab.txt (if run_dir

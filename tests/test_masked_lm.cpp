@@ -1,0 +1,273 @@
+// Masked-LM data (datasets/masked_lm.h) and the masked_lm task (train/tasks/masked_lm_task.h):
+// masking statistics on a large sample, specials and padding never masked, whole-word groups,
+// FULL-SENTENCES packing, pair inputs and segment ids, the task's batches and its
+// weight-decay groups. (Exact resume is in test_resume.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "datasets/masked_lm.h"
+#include "datasets/special_ids.h"
+#include "models/bert/bert.h"
+#include "tests/test_util.h"
+#include "train/config.h"
+#include "train/tasks/masked_lm_task.h"
+#include "train/tasks/registry.h"
+#include "train/trainer.h"
+
+using namespace nlpzoo;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A sequence [CLS] 7.. [SEP] [CLS] ... as packing makes them, plus trailing pads.
+TokenIds sample_sequence(int64_t length, int64_t vocab, std::mt19937_64& rng) {
+  TokenIds s{kClsId};
+  std::uniform_int_distribution<int64_t> piece(7, vocab - 1);
+  for (int64_t t = 0; t < length; ++t) s.push_back(piece(rng));
+  s.push_back(kSepId);
+  s.insert(s.end(), {kPadId, kPadId, kPadId});
+  return s;
+}
+
+}  // namespace
+
+// BERT's recipe on 2,000 sequences of 100 maskable pieces: 15 predictions per sequence, of which
+// 80% [MASK], 10% a random piece, 10% the original; [CLS], [SEP] and padding never chosen.
+TEST(MaskedLmMasking, FifteenPercentSplit80_10_10AndSpecialsNeverMasked) {
+  MaskingOptions o;
+  o.vocab_size = 1000;
+  std::mt19937_64 rng(7);
+  int64_t maskable = 0, chosen = 0, as_mask = 0, as_random = 0, kept = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const auto seq = sample_sequence(100, o.vocab_size, rng);
+    const auto m = mask_sequence(seq, o, mix_seed({1, static_cast<uint64_t>(k)}));
+    ASSERT_EQ(m.input.size(), seq.size());
+    ASSERT_EQ(m.positions.size(), m.targets.size());
+    EXPECT_EQ(m.positions.size(), 15u);  // round(0.15 * 100)
+    maskable += 100;
+    chosen += static_cast<int64_t>(m.positions.size());
+    std::set<int64_t> at(m.positions.begin(), m.positions.end());
+    for (size_t t = 0; t < seq.size(); ++t) {
+      if (!at.count(static_cast<int64_t>(t))) {
+        EXPECT_EQ(m.input[t], seq[t]) << "an unchosen position changed";
+        continue;
+      }
+      EXPECT_FALSE(is_special_for_masking(seq[t])) << "position " << t << " holds a special id";
+      if (m.input[t] == kMaskId) ++as_mask;
+      else if (m.input[t] == seq[t]) ++kept;
+      else ++as_random;
+      EXPECT_GE(m.input[t], 6);  // [MASK] or a real piece, never pad/[CLS]/[SEP]
+    }
+    for (size_t i = 0; i < m.positions.size(); ++i) EXPECT_EQ(m.targets[i], seq[m.positions[i]]);
+  }
+  EXPECT_NEAR(static_cast<double>(chosen) / maskable, 0.15, 1e-9);
+  // 30,000 predictions: the binomial standard deviation of each share is below 0.0025.
+  EXPECT_NEAR(static_cast<double>(as_mask) / chosen, 0.8, 0.01);
+  // A random piece equals the original 1 time in 993: "kept" absorbs those.
+  EXPECT_NEAR(static_cast<double>(as_random) / chosen, 0.1, 0.01);
+  EXPECT_NEAR(static_cast<double>(kept) / chosen, 0.1, 0.01);
+}
+
+TEST(MaskedLmMasking, DeterministicBySeedAndOnlySpecialsGiveNothing) {
+  MaskingOptions o;
+  o.vocab_size = 50;
+  std::mt19937_64 rng(3);
+  const auto seq = sample_sequence(40, o.vocab_size, rng);
+  const auto a = mask_sequence(seq, o, 11), b = mask_sequence(seq, o, 11), c = mask_sequence(seq, o, 12);
+  EXPECT_EQ(a.input, b.input);
+  EXPECT_EQ(a.positions, b.positions);
+  EXPECT_NE(a.positions, c.positions);  // another epoch, another mask
+  EXPECT_EQ(a.positions.size(), 6u);    // round(0.15 * 40)
+  // Nothing maskable: nothing predicted; a short sequence still predicts one piece.
+  EXPECT_TRUE(mask_sequence({kClsId, kSepId, kPadId}, o, 1).positions.empty());
+  EXPECT_EQ(mask_sequence({kClsId, 9, 10, kSepId}, o, 1).positions.size(), 1u);
+  o.vocab_size = 7;
+  EXPECT_THROW(mask_sequence(seq, o, 1), std::invalid_argument);
+}
+
+// Whole-word masking: pieces after a word-initial one (no "▁") go with it, all or none.
+TEST(MaskedLmMasking, WholeWordGroupsAreMaskedTogether) {
+  MaskingOptions o;
+  o.vocab_size = 40;
+  o.word_start.assign(40, true);
+  for (int64_t id = 30; id < 40; ++id) o.word_start[id] = false;  // continuation pieces
+  // Words: [10 30 31] [11] [12 32] [13] ... each sequence 8 words, 14 pieces.
+  const TokenIds seq = {kClsId, 10, 30, 31, 11, 12, 32, 13, 14, 33, 34, 15, 16, 35, 17, 36, kSepId, kPadId};
+  const std::vector<std::vector<int64_t>> words = {{1, 2, 3}, {4}, {5, 6}, {7}, {8, 9, 10}, {11}, {12, 13}, {14, 15}};
+  o.mask_prob = 0.3;  // round(0.3 * 15) = 5 pieces
+  int64_t total = 0;
+  for (uint64_t k = 0; k < 500; ++k) {
+    const auto m = mask_sequence(seq, o, k);
+    const std::set<int64_t> at(m.positions.begin(), m.positions.end());
+    for (const auto& w : words) {
+      const auto hits = std::count_if(w.begin(), w.end(), [&](int64_t t) { return at.count(t) > 0; });
+      EXPECT_TRUE(hits == 0 || hits == static_cast<int64_t>(w.size())) << "a word was split, seed " << k;
+    }
+    EXPECT_LE(m.positions.size(), 5u);
+    EXPECT_FALSE(at.count(0) || at.count(16) || at.count(17));
+    total += static_cast<int64_t>(m.positions.size());
+  }
+  EXPECT_GT(total, 500 * 4);  // the budget is nearly always filled
+}
+
+TEST(MaskedLmPacking, FullSentencesFillSequencesAndAreNeverSplit) {
+  // Sentences of 3..12 pieces; each piece id says its sentence (100 + s) so a split shows.
+  std::vector<TokenIds> sentences;
+  for (int64_t s = 0; s < 200; ++s) sentences.push_back(TokenIds(3 + s % 10, 100 + s));
+  sentences.insert(sentences.begin() + 5, TokenIds{});  // empty lines are skipped
+  const int64_t max_positions = 32;
+  const auto packed = pack_sentences(sentences, max_positions);
+  EXPECT_EQ(packed.truncated, 0);
+  int64_t total = 0, pieces = 0;
+  int64_t last_sentence = 99;
+  for (const auto& seq : packed.sequences) {
+    ASSERT_GE(seq.size(), 3u);
+    ASSERT_LE(static_cast<int64_t>(seq.size()), max_positions);
+    EXPECT_EQ(seq.front(), kClsId);
+    EXPECT_EQ(seq.back(), kSepId);
+    // Whole sentences, in order: every run of one id is that sentence's full length.
+    for (size_t t = 1; t + 1 < seq.size();) {
+      const int64_t id = seq[t];
+      size_t run = 0;
+      while (t + run + 1 < seq.size() && seq[t + run] == id) ++run;
+      EXPECT_EQ(static_cast<int64_t>(run), 3 + (id - 100) % 10) << "sentence " << id - 100 << " split";
+      EXPECT_EQ(id, last_sentence + 1);
+      last_sentence = id;
+      t += run;
+    }
+    total += static_cast<int64_t>(seq.size());
+    pieces += static_cast<int64_t>(seq.size()) - 2;
+  }
+  EXPECT_EQ(last_sentence, 299);
+  EXPECT_EQ(pieces, 200 * 3 + 20 * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9));
+  // Full: a sequence is flushed only when the next sentence (at most 12 pieces) does not fit.
+  for (size_t i = 0; i + 1 < packed.sequences.size(); ++i)
+    EXPECT_GT(static_cast<int64_t>(packed.sequences[i].size()) + 12, max_positions) << "sequence " << i;
+  EXPECT_GT(static_cast<double>(total) / (packed.sequences.size() * max_positions), 0.8);
+
+  // A sentence longer than max_positions - 2 is cut to fit and counted.
+  const auto cut = pack_sentences({TokenIds(5, 9), TokenIds(40, 8), TokenIds(2, 7)}, 10);
+  ASSERT_EQ(cut.sequences.size(), 3u);
+  EXPECT_EQ(cut.truncated, 1);
+  EXPECT_EQ(cut.sequences[1], (TokenIds{kClsId, 8, 8, 8, 8, 8, 8, 8, 8, kSepId}));
+  EXPECT_THROW(pack_sentences(sentences, 2), std::invalid_argument);
+}
+
+TEST(MaskedLmPairs, SegmentIdsAndLongerSideTruncatedFirst) {
+  auto p = pair_input({10, 11, 12}, {20, 21}, 16);
+  EXPECT_EQ(p.tokens, (TokenIds{kClsId, 10, 11, 12, kSepId, 20, 21, kSepId}));
+  EXPECT_EQ(p.segments, (TokenIds{0, 0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_FALSE(p.truncated);
+  auto single = pair_input({10, 11}, {}, 16);
+  EXPECT_EQ(single.tokens, (TokenIds{kClsId, 10, 11, kSepId}));
+  EXPECT_EQ(single.segments, (TokenIds{0, 0, 0, 0}));
+  // 6 + 2 pieces into 8 positions: A loses pieces from its end until it is no longer longer.
+  auto cut = pair_input({10, 11, 12, 13, 14, 15}, {20, 21}, 8);
+  EXPECT_EQ(cut.tokens, (TokenIds{kClsId, 10, 11, 12, kSepId, 20, 21, kSepId}));
+  EXPECT_TRUE(cut.truncated);
+  auto both = pair_input({10, 11, 12, 13}, {20, 21, 22, 23, 24}, 9);  // 6 pieces: 3 + 3
+  EXPECT_EQ(both.tokens, (TokenIds{kClsId, 10, 11, 12, kSepId, 20, 21, 22, kSepId}));
+  EXPECT_EQ(both.segments, (TokenIds{0, 0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_THROW(pair_input({1}, {2}, 4), std::invalid_argument);
+}
+
+// The task on a small corpus: batches hold packed, masked sequences; the valid mask is fixed,
+// the train mask changes with the epoch; biases and LayerNorm weights do not decay.
+class MaskedLmTaskTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(test::fresh_temp_dir("masked_lm_task"));
+    test::write_topic_corpus(*dir_ / "data" / "english.txt", 400);
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static Config tiny_config() {
+    return Config::resolve(task_schema("masked_lm"), "",
+                           {"--task", "masked_lm", "--vocab_size", "40", "--d_model", "16", "--num_heads", "2",
+                            "--num_layers", "1", "--ffn_dim", "32", "--max_positions", "24", "--batch_size", "4",
+                            "--valid_every", "20", "--spm_normalization", "identity", "--optimizer", "adamw",
+                            "--weight_decay", "0.01"});
+  }
+  static fs::path* dir_;
+};
+fs::path* MaskedLmTaskTest::dir_ = nullptr;
+
+TEST_F(MaskedLmTaskTest, BatchesAreMaskedPackedSequences) {
+  auto config = tiny_config();
+  MaskedLmTask task;
+  task.setup(config, {(*dir_ / "data").string(), (*dir_ / "run").string(), {Split::kTrain, Split::kValid}});
+  EXPECT_EQ(task.tokenizer().id_to_piece(kMaskId), "[MASK]");
+  EXPECT_EQ(config.get_int("vocab_size"), task.tokenizer().vocab_size());
+  EXPECT_FALSE(fs::exists(*dir_ / "run" / "spm_input.txt"));
+  const auto& train = task.sequences(Split::kTrain);
+  for (const auto& s : train) {
+    EXPECT_LE(s.size(), 24u);
+    EXPECT_EQ(s.front(), kClsId);
+    EXPECT_EQ(s.back(), kSepId);
+  }
+  ASSERT_EQ(task.num_batches(Split::kTrain, 0), static_cast<int64_t>((train.size() + 3) / 4));
+
+  auto b = task.make_batch(Split::kTrain, 0, 1);
+  const auto& input = b.tensors.at("input");
+  const auto& masked = b.tensors.at("masked");
+  ASSERT_EQ(input.size(0), 4);
+  EXPECT_EQ(b.num_tokens, masked.sum().item<int64_t>());
+  EXPECT_EQ(b.tensors.at("targets").size(0), b.num_tokens);
+  EXPECT_EQ(b.tensors.at("segments").abs().sum().item<int64_t>(), 0);
+  // Never at padding, [CLS] or [SEP].
+  EXPECT_EQ(masked.logical_and(input == kPadId).sum().item<int64_t>(), 0);
+  EXPECT_FALSE(masked.select(1, 0).any().item<bool>());
+  // Remade alike (resume); another epoch masks (and orders) differently; valid is fixed.
+  EXPECT_TRUE(torch::equal(task.make_batch(Split::kTrain, 0, 1).tensors.at("input"), input));
+  EXPECT_FALSE(torch::equal(task.make_batch(Split::kTrain, 1, 1).tensors.at("masked"), masked));
+  EXPECT_TRUE(torch::equal(task.make_batch(Split::kValid, 0, 0).tensors.at("masked"),
+                           task.make_batch(Split::kValid, 3, 0).tensors.at("masked")));
+
+  auto loss = task.loss(b);
+  EXPECT_GT(loss.loss_sum.item<float>() / b.num_tokens, 1.0f);
+  task.model()->eval();
+  EXPECT_EQ(task.loss(b).metric_sums.count("accuracy"), 1u);
+}
+
+// BERT's exclude_from_weight_decay: biases and LayerNorm weights in a group of their own with
+// weight_decay 0, every matrix (embeddings included) decayed.
+TEST_F(MaskedLmTaskTest, WeightDecaySkipsBiasesAndLayerNorms) {
+  BertForPreTraining model(BertOptions().vocab_size(30).d_model(16).num_heads(2).num_layers(1).ffn_dim(32));
+  const auto exempt = parameters_without_weight_decay(*model);
+  const std::set<std::string> names(exempt.begin(), exempt.end());
+  EXPECT_TRUE(names.count("mlm.bias"));
+  EXPECT_TRUE(names.count("bert.embeddings.norm.weight"));
+  EXPECT_TRUE(names.count("bert.encoder.layers.0.norm1.weight"));
+  EXPECT_TRUE(names.count("bert.encoder.layers.0.self_attn.W_Q.bias"));
+  EXPECT_FALSE(names.count("bert.embeddings.token.weight"));
+  EXPECT_FALSE(names.count("bert.encoder.layers.0.ffn.linear1.weight"));
+  for (const auto& p : model->named_parameters())
+    EXPECT_EQ(names.count(p.key()) > 0, p.key().find("bias") != std::string::npos ||
+                                            p.key().find("norm") != std::string::npos) << p.key();
+
+  auto config = tiny_config();
+  config.set("lr", "0.1");
+  auto optimizer = make_optimizer(config, *model, exempt);
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  EXPECT_EQ(optimizer->param_groups()[0].options().get_lr(), 0.1);
+  EXPECT_EQ(static_cast<torch::optim::AdamWOptions&>(optimizer->param_groups()[0].options()).weight_decay(), 0.01);
+  EXPECT_EQ(static_cast<torch::optim::AdamWOptions&>(optimizer->param_groups()[1].options()).weight_decay(), 0.0);
+  EXPECT_EQ(optimizer->param_groups()[1].params().size(), exempt.size());
+  // One step with zero gradients: AdamW's decoupled decay alone moves a parameter, by lr * wd * p.
+  const auto before_w = model->bert->embeddings->token->weight.clone();
+  const auto before_g = model->bert->embeddings->norm->weight.clone();
+  for (auto& p : model->parameters()) p.mutable_grad() = torch::zeros_like(p);
+  optimizer->step();
+  EXPECT_TRUE(torch::allclose(model->bert->embeddings->token->weight, before_w * (1 - 0.1 * 0.01)));
+  EXPECT_TRUE(torch::equal(model->bert->embeddings->norm->weight, before_g));
+  // Without decay (or without names) there is one group, as for every other task.
+  config.set("weight_decay", "0");
+  EXPECT_EQ(make_optimizer(config, *model, exempt)->param_groups().size(), 1u);
+}

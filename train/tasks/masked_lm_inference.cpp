@@ -1,0 +1,37 @@
+// MaskedLmTask's offer to the CLI: fill-mask (the MaskFiller capability).
+#include <algorithm>
+#include <iostream>
+
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+#include "train/tasks/masked_lm_task.h"
+
+namespace nlpzoo {
+
+std::vector<std::vector<MaskCandidate>> MaskedLmTask::fill_mask(const std::string& line, int64_t k,
+                                                                const torch::Device& device) {
+  if (k < 1) throw UserError("fill-mask: -k must be at least 1, got " + std::to_string(k));
+  auto pieces = tokenizer_->encode(line);
+  if (std::find(pieces.begin(), pieces.end(), kMaskId) == pieces.end())
+    throw UserError("fill-mask: no [MASK] in the line \"" + line + "\" (write [MASK] where a piece should be guessed)");
+  auto input = pair_input(pieces, {}, model_->bert->options().max_positions());
+  if (input.truncated)
+    std::cerr << "warning: the line is longer than max_positions = " << model_->bert->options().max_positions()
+              << " pieces and was cut: \"" << line << "\"" << std::endl;
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  auto tokens = torch::tensor(input.tokens, torch::kLong).unsqueeze(0).to(device);  // [1, S]
+  auto masked = tokens == kMaskId;                                                   // [1, S]
+  auto logits = model_(tokens, torch::zeros_like(tokens), masked).mlm_logits;        // [M, V]
+  const int64_t top = std::min<int64_t>(k, logits.size(1));
+  auto [probs, ids] = torch::softmax(logits.to(torch::kFloat), -1).topk(top, -1);    // [M, top]
+  probs = probs.cpu();
+  ids = ids.cpu();
+  std::vector<std::vector<MaskCandidate>> out(static_cast<size_t>(logits.size(0)));
+  for (int64_t m = 0; m < logits.size(0); ++m)
+    for (int64_t j = 0; j < top; ++j)
+      out[m].push_back({tokenizer_->id_to_piece(ids[m][j].item<int64_t>()), probs[m][j].item<double>()});
+  return out;
+}
+
+}  // namespace nlpzoo

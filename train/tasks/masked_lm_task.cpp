@@ -1,0 +1,237 @@
+#include "train/tasks/masked_lm_task.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include "datasets/io.h"
+#include "datasets/special_ids.h"
+#include "train/evaluation.h"
+#include "train/tasks/component_schemas.h"
+#include "train/tasks/run_tokenizer.h"
+#include "train/tasks/word_corpus.h"
+#include "train/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace nlpzoo {
+
+ConfigSchema masked_lm_schema() {
+  ConfigSchema s;
+  s.add("train_file", "english.txt", "corpus file in data_dir: one sentence per line")
+      .add("valid_every", "200", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
+      .add("vocab_size", "8000", "SentencePiece vocabulary size, at most ([CLS] [SEP] [MASK] included)")
+      .merge(tokenizer_schema())
+      .merge(transformer_schema())
+      .set_default("activation", "gelu", "BERT: feed-forward activation (GELU, Devlin et al. sec. 3)")
+      .set_default("positions", "learned", "BERT: learned absolute positions (the only kind masked_lm takes)")
+      .set_default("attention_dropout", "0.1", "BERT: dropout on attention weights")
+      .add("num_layers", "4", "BERT: encoder layers L")
+      .add("max_positions", "128", "BERT: longest sequence in pieces, [CLS] and [SEP] included (position table rows)")
+      .add("type_vocab_size", "2", "BERT: segment (token type) embeddings")
+      .add("nsp", "false", "BERT: next-sentence-prediction head (not trained by masked_lm yet: must stay false)")
+      .add("mask_prob", "0.15", "share of the non-special positions of a sequence that are predicted (BERT: 0.15); "
+                                "of those 80% become [MASK], 10% a random piece, 10% stay")
+      .add("whole_word_masking", "false", "mask all pieces of a word together (a word: a piece starting with the "
+                                          "SentencePiece space mark and the pieces after it that do not)")
+      .add("batch_size", "32", "packed sequences per batch");
+  return s;
+}
+
+BertOptions bert_options(const Config& c) {
+  const auto t = transformer_config(c);
+  if (t.positions != PositionType::kLearned)
+    throw UserError("config key 'positions': BERT uses learned absolute positions; masked_lm needs positions = learned, "
+                    "got " + c.get("positions"));
+  return BertOptions()
+      .vocab_size(config_int_at_least(c, "vocab_size", 8))
+      .d_model(t.layer.d_model())
+      .num_heads(t.layer.num_heads())
+      .num_layers(config_int_at_least(c, "num_layers"))
+      .ffn_dim(t.layer.ffn_dim())
+      .dropout(t.layer.dropout())
+      .attention_dropout(t.layer.attention_dropout())
+      .activation(t.layer.activation())
+      .pre_norm(t.layer.pre_norm())
+      .max_positions(config_int_at_least(c, "max_positions", 3))
+      .type_vocab_size(config_int_at_least(c, "type_vocab_size"))
+      .nsp(c.get_bool("nsp"))
+      .pad_id(kPadId);
+}
+
+std::vector<std::string> parameters_without_weight_decay(const torch::nn::Module& model) {
+  std::vector<std::string> names;
+  for (const auto& p : model.named_parameters())
+    if (p.value().dim() < 2) names.push_back(p.key());
+  return names;
+}
+
+namespace {
+// Salts of the two mask streams: train masks depend on (seed, epoch, sequence), valid on the sequence only.
+constexpr uint64_t kTrainMask = 1, kValidMask = 2;
+}  // namespace
+
+void MaskedLmTask::setup(Config& config, const TaskContext& context) {
+  // Every bad value is reported before the slow work (tokenizer, corpus) starts.
+  bert_options(config);
+  if (config.get_bool("nsp"))
+    throw UserError("config key 'nsp': next-sentence pairs are not made by masked_lm yet; use nsp = false "
+                    "(RoBERTa's recipe, which drops NSP)");
+  batch_size_ = config_int_at_least(config, "batch_size");
+  const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
+  const double mask_prob = config_rate(config, "mask_prob");
+  if (mask_prob <= 0) throw UserError("config key 'mask_prob': must be in (0, 1), got " + config.get("mask_prob"));
+  seed_ = static_cast<uint64_t>(config.get_int("seed"));
+  if (context.splits.count(Split::kTest))
+    throw UserError("masked_lm has no test split, only valid (held out by valid_every): evaluate --split valid");
+
+  const std::string path = context.data_dir + "/" + config.get("train_file");
+  const bool need_tokenizer_text = restored_spm_.empty() && !context.resume;
+  std::map<Split, std::vector<std::string>> lines;
+  if (!context.splits.empty() || need_tokenizer_text) {
+    require_file(path, "masked_lm corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
+    auto all = read_lines(path);
+    for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
+      auto& line = all[i];
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines[held_out_line(i, valid_every) ? Split::kValid : Split::kTrain].push_back(std::move(line));
+    }
+  }
+
+  if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
+  // The tokenizer learns from the train split only, written out for SentencePiece's trainer.
+  const std::string spm_input = context.run_dir + "/spm_input.txt";
+  tokenizer_ = run_tokenizer(
+      "spm",
+      [&] {
+        std::string text;
+        for (const auto& line : lines[Split::kTrain]) text += line + "\n";
+        atomic_write_text(spm_input, text);
+        return std::vector<std::string>{spm_input};
+      },
+      restored_spm_, config.get_int("vocab_size"), config, context, bert_special_pieces());
+  if (!context.run_dir.empty()) fs::remove(spm_input);
+  if (tokenizer_->id_to_piece(kMaskId) != "[MASK]")
+    throw UserError("the run's SentencePiece model has no [CLS] [SEP] [MASK] at ids 4-6 (not made by masked_lm)");
+  config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
+  const auto options = bert_options(config);
+  model_ = BertForPreTraining(options);
+
+  masking_ = MaskingOptions{};
+  masking_.mask_prob = mask_prob;
+  masking_.vocab_size = tokenizer_->vocab_size();
+  masking_.first_random_id = kMaskId + 1;
+  if (config.get_bool("whole_word_masking")) {
+    masking_.word_start.resize(masking_.vocab_size);
+    for (int64_t id = 0; id < masking_.vocab_size; ++id)
+      masking_.word_start[id] = id == kUnkId || tokenizer_->id_to_piece(id).rfind("\xE2\x96\x81", 0) == 0;
+  }
+
+  for (Split split : context.splits) {
+    std::vector<TokenIds> encoded;
+    encoded.reserve(lines[split].size());
+    for (const auto& line : lines[split]) encoded.push_back(tokenizer_->encode(line));
+    auto packed = pack_sentences(encoded, options.max_positions());
+    if (packed.truncated > 0)
+      std::cout << "warning: " << packed.truncated << " sentences of the " << to_string(split) << " split in " << path
+                << " are longer than max_positions - 2 = " << options.max_positions() - 2
+                << " pieces and were truncated" << std::endl;
+    if (packed.sequences.empty())
+      throw UserError(path + ": the " + to_string(split) + " split has no text (" +
+                      (split == Split::kValid ? "line i with (i+1) % valid_every=" + std::to_string(valid_every) +
+                                                    " == 0; lower valid_every or use a larger corpus"
+                                              : std::string("the lines not held out")) + ")");
+    sequences_[split] = std::move(packed.sequences);
+  }
+}
+
+const std::vector<TokenIds>& MaskedLmTask::sequences(Split split) const { return loaded_split(sequences_, split); }
+
+int64_t MaskedLmTask::num_batches(Split split, int64_t /*epoch*/) {
+  const auto n = static_cast<int64_t>(sequences(split).size());
+  return (n + batch_size_ - 1) / batch_size_;
+}
+
+Batch MaskedLmTask::make_batch(Split split, int64_t epoch, int64_t index) {
+  const auto& seqs = sequences(split);
+  const auto n = static_cast<int64_t>(seqs.size());
+  const int64_t begin = index * batch_size_, end = std::min(n, begin + batch_size_);
+  if (index < 0 || begin >= n)
+    throw std::out_of_range("masked_lm batch " + std::to_string(index) + " of the " + to_string(split) +
+                            " split does not exist");
+  // The train order of epoch e: a permutation drawn from (seed, e), the same on every remake.
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (split == Split::kTrain) {
+    std::mt19937_64 rng(mix_seed({seed_, static_cast<uint64_t>(epoch)}));
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  const int64_t B = end - begin;
+  int64_t S = 0;
+  for (int64_t r = 0; r < B; ++r) S = std::max<int64_t>(S, static_cast<int64_t>(seqs[order[begin + r]].size()));
+  auto input = torch::full({B, S}, kPadId, torch::kLong);  // [B, S]
+  auto masked = torch::zeros({B, S}, torch::kBool);         // [B, S]
+  std::vector<int64_t> targets;
+  auto in = input.accessor<int64_t, 2>();
+  auto m = masked.accessor<bool, 2>();
+  for (int64_t r = 0; r < B; ++r) {
+    const int64_t k = order[begin + r];
+    const uint64_t mask_seed = split == Split::kTrain
+                                   ? mix_seed({kTrainMask, seed_, static_cast<uint64_t>(epoch), static_cast<uint64_t>(k)})
+                                   : mix_seed({kValidMask, static_cast<uint64_t>(k)});
+    const auto sample = mask_sequence(seqs[k], masking_, mask_seed);
+    for (size_t t = 0; t < sample.input.size(); ++t) in[r][t] = sample.input[t];
+    for (int64_t t : sample.positions) m[r][t] = true;
+    targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+  }
+  Batch batch;
+  const auto N = static_cast<int64_t>(targets.size());
+  batch.tensors = {{"input", input},
+                   {"segments", torch::zeros({B, S}, torch::kLong)},
+                   {"masked", masked},
+                   {"targets", torch::from_blob(targets.data(), {N}, torch::kLong).clone()}};  // [N]
+  batch.split = split;
+  batch.index = index;
+  batch.num_examples = N;
+  batch.num_tokens = N;
+  return batch;
+}
+
+LossOutput MaskedLmTask::loss(const Batch& batch) {
+  const auto& targets = batch.tensors.at("targets");
+  auto out = model_(batch.tensors.at("input"), batch.tensors.at("segments"), batch.tensors.at("masked"));
+  LossOutput result;
+  result.loss_sum = torch::nn::functional::cross_entropy(
+      out.mlm_logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  result.num_tokens = batch.num_tokens;
+  if (!model_->is_training()) result.metric_sums["accuracy"] = (out.mlm_logits.argmax(-1) == targets).sum();
+  return result;
+}
+
+Task::TrainingProfile MaskedLmTask::training_profile() const {
+  TrainingProfile p;
+  p.unit = "masked";
+  p.perplexity = true;
+  p.loss_unit = "nats/masked token";
+  p.d_model = model_ ? model_->bert->options().d_model() : 0;
+  if (model_) p.no_weight_decay = parameters_without_weight_decay(*model_);
+  return p;
+}
+
+std::map<std::string, std::string> MaskedLmTask::artifacts() const { return {{"spm.model", tokenizer_->serialized()}}; }
+
+void MaskedLmTask::restore_artifacts(const std::map<std::string, std::string>& blobs) {
+  auto spm = blobs.find("spm.model");
+  if (spm != blobs.end()) restored_spm_ = spm->second;
+}
+
+Metrics MaskedLmTask::evaluate(Split split, const EvaluationOptions& options) {
+  SplitLoss split_loss;
+  auto m = loss_metrics(*this, split, options.device, "", &split_loss);
+  m.add({"accuracy", split_loss.metrics.at("accuracy"), Better::kHigher, 4, ""});
+  return m;
+}
+
+}  // namespace nlpzoo

@@ -1,0 +1,86 @@
+#pragma once
+// MaskedLmTask: BERT's masked-LM pre-training (Devlin et al. 2019, sec. 3.1) with RoBERTa's
+// dynamic masking and FULL-SENTENCES packing (Liu et al. 2019, sec. 4.1-4.2).
+//
+// Data: <data_dir>/<train_file> (default english.txt, as `nlpzoo data english --out DIR` writes
+// it), one sentence per line. Line i (0-based) with (i + 1) % valid_every == 0 is held out as
+// the valid split (the word-vector tasks' rule, train/tasks/word_corpus.h); there is no test split.
+// Tokenizer: a SentencePiece model trained on the train split's lines (<run_dir>/spm.model, stored
+// in every checkpoint as "spm.model") with [CLS] [SEP] [MASK] at ids 4, 5, 6 (datasets/special_ids.h).
+// Sequences: each split's sentences packed in file order into [CLS] s_i s_i+1 ... [SEP] of at most
+// max_positions pieces (datasets/masked_lm.h), segment ids 0. Batches: batch_size sequences;
+// epoch e visits the train sequences in a permutation drawn from (seed, e), the valid ones in order.
+// Masking (dynamic): sequence k of the train split is masked in epoch e by a generator seeded
+// from (seed, e, k), so every epoch masks differently and any batch can be remade alone
+// (--resume is exact); the valid split has one fixed mask (seeded from k alone), the same for
+// every run. mask_prob of the non-special positions are predicted (80% [MASK], 10% random, 10% kept).
+// Loss: cross-entropy at the masked positions, summed; the unit is one masked position (also
+// what num_examples counts, so that validation's "accuracy" is top-1 accuracy per masked position).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/masked_lm.h"
+#include "datasets/tokenizer.h"
+#include "models/bert/bert.h"
+#include "train/task.h"
+#include "train/tasks/mask_filler.h"
+
+namespace nlpzoo {
+
+/// The masked_lm task's config keys (corpus, tokenizer, BERT sizes, masking, batch_size).
+ConfigSchema masked_lm_schema();
+
+/// BERT options from a resolved config (vocab_size included). Throws UserError naming the key
+/// for a bad size, a rate outside [0, 1), or positions other than learned.
+BertOptions bert_options(const Config& config);
+
+/// The parameters AdamW should not decay (BERT's exclude_from_weight_decay: biases and LayerNorm
+/// weights, i.e. every parameter of fewer than 2 dimensions), by their names in `model`.
+std::vector<std::string> parameters_without_weight_decay(const torch::nn::Module& model);
+
+class MaskedLmTask : public Task, public MaskFiller {
+ public:
+  void setup(Config& config, const TaskContext& context) override;
+  std::shared_ptr<torch::nn::Module> model() override { return model_.ptr(); }
+  /// ceil(sequences / batch_size).
+  int64_t num_batches(Split split, int64_t epoch) override;
+  /// tensors: "input" [B, S] int64 (masked; padded with pad id 0), "segments" [B, S] int64,
+  /// "masked" [B, S] bool (positions to predict), "targets" [N] int64 (their original ids, in
+  /// row-major order); num_tokens = num_examples = N.
+  Batch make_batch(Split split, int64_t epoch, int64_t index) override;
+  /// Summed cross-entropy of the N masked positions; in eval mode also metric_sums "accuracy"
+  /// (top-1 hits).
+  LossOutput loss(const Batch& batch) override;
+  TrainingProfile training_profile() const override;
+  /// "spm.model": the SentencePiece model's bytes.
+  std::map<std::string, std::string> artifacts() const override;
+  void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
+  /// "loss" (nats per masked position), "perplexity", "accuracy" (top-1 at masked positions)
+  /// and "masked" (their count), with the split's fixed mask.
+  Metrics evaluate(Split split, const EvaluationOptions& options) override;
+  Split default_evaluation_split() const override { return Split::kValid; }
+  /// [CLS] pieces(line) [SEP] (cut to max_positions with a warning on stderr) through the MLM
+  /// head at every [MASK] (datasets/special_ids.h kMaskId).
+  std::vector<std::vector<MaskCandidate>> fill_mask(const std::string& line, int64_t k,
+                                                    const torch::Device& device) override;
+  MaskFiller* mask_filler() override { return this; }
+
+  BertForPreTraining& bert() { return model_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// The packed sequences of a split (each [CLS] ... [SEP]). Throws UserError if not read.
+  const std::vector<TokenIds>& sequences(Split split) const;
+  const MaskingOptions& masking() const { return masking_; }
+
+ private:
+  BertForPreTraining model_{nullptr};
+  std::optional<Tokenizer> tokenizer_;
+  std::string restored_spm_;
+  std::map<Split, std::vector<TokenIds>> sequences_;  // read-only after setup
+  MaskingOptions masking_;
+  int64_t batch_size_ = 32;
+  uint64_t seed_ = 0;
+};
+
+}  // namespace nlpzoo
