@@ -1,6 +1,7 @@
 #include "infer/classification_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -14,17 +15,37 @@ ClassificationScores classification_scores(const std::vector<int64_t>& gold, con
                                 std::to_string(predicted.size()) + " predictions");
   if (gold.empty()) throw std::invalid_argument("classification_scores: no examples");
   const auto C = static_cast<int64_t>(labels.size());
-  ClassificationScores s;
-  s.labels = labels;
-  s.confusion.assign(C, std::vector<int64_t>(C, 0));
+  std::vector<std::vector<int64_t>> confusion(C, std::vector<int64_t>(C, 0));
   for (size_t i = 0; i < gold.size(); ++i) {
     if (gold[i] < 0 || gold[i] >= C || predicted[i] < 0 || predicted[i] >= C)
       throw std::invalid_argument("classification_scores: example " + std::to_string(i) + " has a class id outside [0, " +
                                   std::to_string(C) + ")");
-    ++s.confusion[gold[i]][predicted[i]];
+    ++confusion[gold[i]][predicted[i]];
   }
-  s.total = static_cast<int64_t>(gold.size());
+  return scores_from_confusion(confusion, labels);
+}
+
+ClassificationScores scores_from_confusion(const std::vector<std::vector<int64_t>>& confusion,
+                                           const std::vector<std::string>& labels) {
+  const auto C = static_cast<int64_t>(labels.size());
+  ClassificationScores s;
+  s.labels = labels;
+  s.confusion = confusion;
+  if (static_cast<int64_t>(confusion.size()) != C)
+    throw std::invalid_argument("scores_from_confusion: the matrix is not " + std::to_string(C) + " x " +
+                                std::to_string(C));
+  for (const auto& row : confusion) {
+    if (static_cast<int64_t>(row.size()) != C)
+      throw std::invalid_argument("scores_from_confusion: the matrix is not " + std::to_string(C) + " x " +
+                                  std::to_string(C));
+    for (int64_t v : row) {
+      if (v < 0) throw std::invalid_argument("scores_from_confusion: a negative count");
+      s.total += v;
+    }
+  }
+  if (s.total == 0) throw std::invalid_argument("classification_scores: no examples");
   int64_t correct = 0;
+  double sum_pt = 0, sum_p2 = 0, sum_t2 = 0;
   for (int64_t c = 0; c < C; ++c) {
     int64_t tp = s.confusion[c][c], gold_c = 0, predicted_c = 0;
     for (int64_t k = 0; k < C; ++k) {
@@ -38,9 +59,15 @@ ClassificationScores classification_scores(const std::vector<int64_t>& gold, con
     s.f1.push_back(p + r > 0 ? 2 * p * r / (p + r) : 0.0);
     s.support.push_back(gold_c);
     correct += tp;
+    sum_pt += static_cast<double>(predicted_c) * gold_c;
+    sum_p2 += static_cast<double>(predicted_c) * predicted_c;
+    sum_t2 += static_cast<double>(gold_c) * gold_c;
   }
   s.accuracy = static_cast<double>(correct) / s.total;
   for (double f : s.f1) s.macro_f1 += f / std::max<int64_t>(C, 1);
+  const double n = static_cast<double>(s.total);
+  const double denominator = std::sqrt((n * n - sum_p2) * (n * n - sum_t2));
+  s.mcc = denominator > 0 ? (static_cast<double>(correct) * n - sum_pt) / denominator : 0.0;
   return s;
 }
 
@@ -48,7 +75,7 @@ std::string ClassificationScores::report() const {
   std::ostringstream out;
   out << std::fixed << std::setprecision(4);
   out << "accuracy " << accuracy << " (" << static_cast<int64_t>(accuracy * total + 0.5) << " of " << total
-      << ") | macro-F1 " << macro_f1 << "\n";
+      << ") | macro-F1 " << macro_f1 << " | MCC " << mcc << "\n";
   size_t width = 5;  // "label"
   for (const auto& l : labels) width = std::max(width, l.size());
   const int w = static_cast<int>(width) + 2;

@@ -1,7 +1,7 @@
 #pragma once
 // Scores of a classifier's predictions against gold labels (Manning, Raghavan & Schütze
-// 2008, ch. 8 and 13.6): accuracy, per-class precision, recall and F1, their macro average
-// and the confusion matrix.
+// 2008, ch. 8 and 13.6): accuracy, per-class precision, recall and F1, their macro average,
+// Matthews correlation (CoLA's official metric) and the confusion matrix.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +18,12 @@ struct ClassificationScores {
   std::vector<double> precision, recall, f1;
   std::vector<int64_t> support;                 // gold examples of each class (TP + FN)
   double macro_f1 = 0;                          // unweighted mean of f1 over the C classes
+  // Matthews correlation coefficient, in its multi-class form R_K (Gorodkin 2004), which is
+  // Matthews' (1975) (TP TN - FP FN) / sqrt((TP+FP)(TP+FN)(TN+FP)(TN+FN)) for two classes:
+  //   (c s - sum_k p_k t_k) / sqrt((s^2 - sum_k p_k^2)(s^2 - sum_k t_k^2)),
+  // c = correct, s = total, p_k = predicted as k, t_k = gold k; 0 when the denominator is 0
+  // (every prediction or every gold label one class), as scikit-learn's matthews_corrcoef.
+  double mcc = 0;
 
   /// A text report: accuracy and macro-F1, a table of precision / recall / F1 / support per
   /// label, and the confusion matrix with the label names (rows gold, columns predicted).
@@ -27,6 +33,11 @@ struct ClassificationScores {
 /// Scores `predicted` against `gold` (class ids in [0, labels.size())). Throws
 /// std::invalid_argument if the vectors differ in length, are empty, or hold an id out of range.
 ClassificationScores classification_scores(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
+                                           const std::vector<std::string>& labels);
+/// The same scores from a confusion matrix [C][C] (confusion[gold][predicted] = count; C =
+/// labels.size()), e.g. one summed over validation batches. Throws std::invalid_argument if it
+/// is not C x C, holds a negative count or counts no example.
+ClassificationScores scores_from_confusion(const std::vector<std::vector<int64_t>>& confusion,
                                            const std::vector<std::string>& labels);
 
 }  // namespace nlpzoo

@@ -1,5 +1,6 @@
-// nlpzoo classify: stdin sentences in, "label<TAB>probability" of the most probable class out,
-// one line per input line. Input is raw text: the run normalizes it as it did its training
+// nlpzoo classify: stdin sentences in, "label<TAB>probability" of the most probable class out
+// (a regression model: its score), one line per input line; a sentence-pair model reads two
+// tab-separated sentences per line. Input is raw text: the run normalizes it as it did its training
 // data (config keys lowercase and split_punctuation), so "Completely lacking in good taste."
 // reads as SST-2's "completely lacking in good taste .". An empty line gives an empty line.
 #include <iomanip>
@@ -21,7 +22,8 @@ int run_classify(const std::vector<std::string>& args) {
   add_run_flags(desc);
   desc.add_options()("batch-size", po::value<int64_t>()->default_value(64), "sentences classified together");
   auto vm = parse_args(args, desc, "classify --run-dir DIR [--checkpoint best|last] [--batch-size N] [--device D] "
-                                   "< sentences.txt > labels.tsv");
+                                   "< sentences.txt > labels.tsv  (pair tasks: sentence A<TAB>sentence B per "
+                                   "line; regression: the score)");
   if (!vm) return 0;
   const int64_t batch_size = (*vm)["batch-size"].as<int64_t>();
   if (batch_size < 1) throw UserError("--batch-size: must be at least 1");
@@ -41,8 +43,11 @@ int run_classify(const std::vector<std::string>& args) {
   for (size_t k = 0; k < predictions.size(); ++k) {
     const auto& p = predictions[k];
     std::ostringstream line;
-    line << task.labels().at(p.label_id) << "\t" << std::fixed << std::setprecision(4)
-         << p.probabilities.at(p.label_id);
+    if (task.labels().empty())  // a regression model: its score
+      line << std::fixed << std::setprecision(4) << p.score;
+    else
+      line << task.labels().at(p.label_id) << "\t" << std::fixed << std::setprecision(4)
+           << p.probabilities.at(p.label_id);
     out[at[k]] = line.str();
   }
   for (const auto& l : out) std::cout << l << "\n";
@@ -52,7 +57,8 @@ int run_classify(const std::vector<std::string>& args) {
 
 }  // namespace
 
-NLPZOO_REGISTER_COMMAND(classify, "classify", "label stdin sentences with a trained classifier (label<TAB>probability)",
+NLPZOO_REGISTER_COMMAND(classify, "classify", "label stdin sentences (or tab-separated pairs) with a trained classifier "
+                        "(label<TAB>probability, or a regression score)",
                         run_classify);
 
 }  // namespace nlpzoo::cli

@@ -36,6 +36,11 @@ std::string state_json(const TrainingState& s) {
   // Only data-parallel runs record it, so that a single-process checkpoint keeps the bytes it
   // had before data-parallel training existed (the golden checkpoints pin them).
   if (s.world_size != 1) state["world_size"] = s.world_size;
+  // Likewise only a run that chooses its best by another score than the loss records it.
+  if (s.best_metric != "loss") {
+    state["best_metric"] = s.best_metric;
+    state["best_value"] = json_double(s.best_value);
+  }
   return state.dump();
 }
 
@@ -51,6 +56,9 @@ TrainingState parse_state(const std::string& text) {
   s.elapsed_s = double_json(j.at("elapsed_s"));
   for (const auto& x : j.at("schedule_state")) s.schedule_state.push_back(double_json(x));
   s.world_size = j.value("world_size", int64_t{1});  // absent before data-parallel training
+  // Absent in runs that choose by the loss, and before best_metric existed.
+  s.best_metric = j.value("best_metric", std::string("loss"));
+  s.best_value = j.contains("best_value") ? double_json(j.at("best_value")) : s.best_valid_loss;
   return s;
 }
 

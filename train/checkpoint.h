@@ -30,7 +30,12 @@ struct TrainingState {
   int64_t epoch = 0;        // current epoch (0-based)
   int64_t batch_index = 0;  // next batch of `epoch` to read
   double lr = 0.0;          // rate of the last update
-  double best_valid_loss = 1e300;
+  double best_valid_loss = 1e300;  // the lowest validation loss so far (whatever best_metric is)
+  // The validation score that chooses checkpoint_best.pt and counts patience (config key
+  // best_metric), and its best value so far (equal to best_valid_loss when it is "loss").
+  // Checkpoints written before best_metric existed hold neither: they read as "loss".
+  std::string best_metric = "loss";
+  double best_value = 1e300;
   int64_t bad_validations = 0;  // validations since the best (early stopping)
   double elapsed_s = 0.0;       // training wall time over all runs
   int64_t world_size = 1;       // data-parallel ranks that made the updates (train/data_parallel.h)

@@ -137,7 +137,7 @@ CheckpointV1 read_checkpoint_v1(const std::string& path) {
     c.state.bad_validations = counters[3].item<int64_t>();
     auto values = tensor_doubles(read("state.values"));
     c.state.lr = values.at(0);
-    c.state.best_valid_loss = values.at(1);
+    c.state.best_valid_loss = c.state.best_value = values.at(1);  // version 1 always chose by the loss
     c.state.elapsed_s = values.at(2);
     c.state.schedule_state = tensor_doubles(read("state.schedule"));
     for (const auto& key : archive.keys())

@@ -1,5 +1,8 @@
 #include "train/task.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "datasets/io.h"
 
 namespace nlpzoo {
@@ -26,6 +29,18 @@ void throw_split_not_loaded(Split split) {
 
 std::vector<std::string> Task::export_torchscript(const std::string& path, const std::string& /*config_ini*/) {
   throw UserError("cannot write " + path + ": this task has no TorchScript export (scripted twin)");
+}
+
+std::map<std::string, double> Task::validation_metrics(const std::map<std::string, torch::Tensor>& sums,
+                                                       int64_t examples) const {
+  std::map<std::string, double> out;
+  for (const auto& [name, sum] : sums) {
+    if (sum.numel() != 1)
+      throw std::logic_error("Task::validation_metrics: the metric sum '" + name +
+                             "' is not a scalar; the task must override validation_metrics");
+    out[name] = sum.item<double>() / static_cast<double>(std::max<int64_t>(1, examples));
+  }
+  return out;
 }
 
 Batch Batch::to(const torch::Device& device) const {

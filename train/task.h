@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train/config.h"
@@ -59,9 +60,12 @@ struct Batch {
 struct LossOutput {
   torch::Tensor loss_sum;  // scalar float: summed over the batch's num_tokens tokens
   int64_t num_tokens = 0;
-  /// Optional validation statistics: per-example quantities summed over the batch, as scalar
-  /// tensors on the batch's device (e.g. "accuracy": 1 per correct prediction). evaluate_loss
-  /// reports each summed over the split and divided by the split's num_examples.
+  /// Optional validation statistics: quantities summed over the batch, as tensors on the
+  /// batch's device, each name with one shape in every batch of a split: mostly scalars (e.g.
+  /// "accuracy": 1 per correct prediction), or e.g. a [C, C] confusion matrix, or an [N] vector
+  /// holding each example's prediction at its index in the split (zeros elsewhere), so that
+  /// sums over batches and over data-parallel shards stay exact. evaluate_loss sums each over
+  /// the split and turns the sums into scores with Task::validation_metrics.
   std::map<std::string, torch::Tensor> metric_sums{};
 };
 
@@ -145,8 +149,22 @@ class Task {
     // optimizer puts them in a second parameter group with weight_decay 0 (BERT's
     // exclude_from_weight_decay: biases and LayerNorm weights). Empty: one group, as before.
     std::vector<std::string> no_weight_decay;
+    // The validation scores (validation_metrics' names) that may choose checkpoint_best.pt and
+    // count patience (config key best_metric), with the way each improves (kHigher or kLower);
+    // "loss" (lower) is always one. `best_metric`: the one best_metric = auto chooses.
+    std::vector<std::pair<std::string, Better>> selection_metrics;
+    std::string best_metric = "loss";
   };
   virtual TrainingProfile training_profile() const { return {}; }
+
+  /// The validation scores of a split from its LossOutput::metric_sums summed over the split
+  /// (float64 CPU tensors of the batches' shapes) and its number of examples (>= 1). The
+  /// default: each scalar sum divided by `examples` (a mean of per-example quantities, e.g.
+  /// accuracy); a task whose scores are not such means (macro-F1 or MCC from a confusion
+  /// matrix, Pearson's r from predictions) overrides it. Throws std::logic_error for a
+  /// non-scalar sum in the default.
+  virtual std::map<std::string, double> validation_metrics(const std::map<std::string, torch::Tensor>& sums,
+                                                           int64_t examples) const;
 
   /// Blobs stored in every checkpoint beside the parameters (e.g. tokenizer models), so a
   /// checkpoint alone can rebuild and use its model. restore_artifacts is called before setup

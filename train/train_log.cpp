@@ -89,9 +89,10 @@ void TrainLog::update(const Update& u) {
 }
 
 void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics,
-                          bool best) {
+                          bool best, const std::string& best_metric) {
   if (path_.empty()) return;
-  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best}};
+  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best},
+                        {"best_metric", best_metric}};
   std::ostringstream msg;
   msg.precision(4);
   msg << std::fixed << "valid | step " << step << " | loss " << loss;
@@ -104,12 +105,20 @@ void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::m
     msg << " | " << name << " " << value;
   }
   append_record(path_, record);
-  progress_.message(msg.str() + (best ? " | new best" : ""));
+  progress_.message(msg.str() + (best ? " | new best" + (best_metric == "loss" ? "" : " " + best_metric) : ""));
 }
 
-void TrainLog::done(int64_t step, double best_loss, const std::string& run_dir) {
+void TrainLog::done(int64_t step, double best_loss, const std::string& best_metric, double best_value,
+                    const std::string& run_dir) {
   if (path_.empty()) return;
-  progress_.message("done: " + std::to_string(step) + " updates, best valid loss " + std::to_string(best_loss) +
+  // A run that never validated a finite value has nothing to call its best.
+  const std::string chosen =
+      best_metric == "loss" ? ""
+                            : ", best valid " + best_metric + " " +
+                                  (std::abs(best_value) < 1e300 ? std::to_string(best_value) : std::string("none")) +
+                                  " (best_metric: it chose checkpoint_best.pt)";
+  progress_.message("done: " + std::to_string(step) + " updates" + chosen + ", best valid loss " +
+                    std::to_string(best_loss) +
                     (profile_.perplexity ? " (ppl " + std::to_string(perplexity(best_loss)) + ")" : "") +
                     ", checkpoints in " + run_dir);
 }

@@ -10,7 +10,8 @@
 //               <unit>_per_s (e.g. tokens_per_s, sentences_per_s), grad_norm (mean before
 //               clipping; not for in-place updates), elapsed_s (over all runs)
 //   validation: step, epoch, valid_loss, valid_ppl (perplexity tasks only), valid_<metric> for
-//               each of the task's validation metrics (e.g. valid_accuracy), best
+//               each of the task's validation metrics (e.g. valid_accuracy), best (whether
+//               best_metric improved: checkpoint_best.pt was written), best_metric (its name)
 #include <torch/torch.h>
 
 #include <chrono>
@@ -49,11 +50,15 @@ class TrainLog {
   /// log_seconds without a line and at the first update after start().
   void update(const Update& u);
 
-  /// One validation: per-unit loss, the task's named metrics, whether it is the best so far.
-  void validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics, bool best);
+  /// One validation: per-unit loss, the task's named metrics, whether it is the best so far by
+  /// `best_metric` ("loss" or one of `metrics`).
+  void validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics, bool best,
+                  const std::string& best_metric = "loss");
 
-  /// The last line of a finished run.
-  void done(int64_t step, double best_loss, const std::string& run_dir);
+  /// The last line of a finished run: the lowest valid loss and, when another score chose the
+  /// best checkpoint, that score's best value.
+  void done(int64_t step, double best_loss, const std::string& best_metric, double best_value,
+            const std::string& run_dir);
   void message(const std::string& line) {
     if (!path_.empty()) progress_.message(line);
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "datasets/io.h"
 #include "train/checkpoint.h"
@@ -40,7 +41,11 @@ ConfigSchema trainer_schema() {
       .add("valid_interval", "500", "validate and save every N updates (0 = once per epoch)")
       .add("log_interval", "50", "print and log metrics every N updates")
       .add("log_seconds", "30", "also print and log after N seconds without a report (0 = only log_interval)")
-      .add("patience", "0", "stop after N validations without improvement (0 = never)")
+      .add("patience", "0", "stop after N validations without improvement of best_metric (0 = never)")
+      .add("best_metric", "auto", "validation score that chooses checkpoint_best.pt and counts patience: auto (the "
+                                  "task's: classification accuracy, regression pearson, others loss), loss, or one "
+                                  "of the task's (classification: accuracy, macro_f1, mcc; regression: pearson, "
+                                  "spearman); the plateau LR schedule follows the loss whatever it is")
       .add("device", "auto", "auto | cpu | cuda | cuda:N")
       .add("data_dir", "data/bible", "corpus folder (the task says which files it reads there)");
   s.merge(lr_schedule_schema());
@@ -137,11 +142,11 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, co
     examples += batch->num_examples;
   }
   model->train(was_training);
-  // [loss, units, examples, metric sums in name order]: one reduction and one read-back.
-  std::vector<torch::Tensor> parts = {sum, torch::tensor(static_cast<double>(tokens), on_device),
-                                      torch::tensor(static_cast<double>(examples), on_device)};
-  for (const auto& [name, total] : metric_sums) parts.push_back(total.to(device));
-  auto sums = torch::stack(parts);
+  // [loss, units, examples, metric sums flattened in name order]: one reduction and one read-back.
+  std::vector<torch::Tensor> parts = {sum.reshape({1}), torch::tensor({static_cast<double>(tokens)}, on_device),
+                                      torch::tensor({static_cast<double>(examples)}, on_device)};
+  for (const auto& [name, total] : metric_sums) parts.push_back(total.to(device).reshape({-1}));
+  auto sums = torch::cat(parts);
   if (shard.reduce) shard.reduce(sums);
   sums = sums.cpu();
   const auto at = [&](int64_t k) { return sums[k].item<double>(); };
@@ -150,9 +155,32 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, co
   out.examples = static_cast<int64_t>(at(2));
   if (out.tokens == 0) throw UserError("the " + to_string(split) + " split is empty");
   out.loss = at(0) / out.tokens;
+  std::map<std::string, torch::Tensor> totals;
   int64_t k = 3;
-  for (const auto& entry : metric_sums) out.metrics[entry.first] = at(k++) / std::max<int64_t>(1, out.examples);
+  for (const auto& [name, total] : metric_sums) {
+    totals[name] = sums.narrow(0, k, total.numel()).view(total.sizes());
+    k += total.numel();
+  }
+  out.metrics = task.validation_metrics(totals, std::max<int64_t>(1, out.examples));
   return out;
+}
+
+BestMetric best_metric(const Config& config, const Task::TrainingProfile& profile, const std::string& task_name) {
+  const std::string& name = config.get("best_metric");
+  if (name == "auto") return best_metric_named(profile.best_metric, profile, task_name);
+  return best_metric_named(name, profile, task_name);
+}
+
+BestMetric best_metric_named(const std::string& name, const Task::TrainingProfile& profile,
+                             const std::string& task_name) {
+  if (name == "loss") return {"loss", false};
+  std::string names = "loss";
+  for (const auto& [metric, better] : profile.selection_metrics) {
+    if (metric == name) return {name, better == Better::kHigher};
+    names += ", " + metric;
+  }
+  throw UserError("config key 'best_metric': the " + task_name + " task has no validation metric '" + name +
+                  "'; it has " + names + " (or auto)");
 }
 
 namespace {
@@ -331,6 +359,7 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
                                                      !task_.updates_in_place(), config_.get_int("log_interval"),
                                                      config_.get_double("log_seconds")));
   check_optimizer(config_, profile_);
+  best_ = best_metric(config_, profile_, task_name_);
   // Derived once, from this invocation's budget, and written into the saved config.
   if (config_.get_double("warmup_fraction") != 0) resolve_warmup_fraction(config_, planned_updates());
   // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
@@ -542,16 +571,25 @@ void Trainer::validate() {
     const AutocastGuard autocast(config_.get("precision"), device_);
     valid = validation_loss();
   }
-  schedule_->on_validation(valid.loss);
-  const bool best = valid.loss < t.best_valid_loss;
+  schedule_->on_validation(valid.loss);  // plateau: by the loss, whatever best_metric is
+  double value = valid.loss;
+  if (best_.name != "loss") {
+    const auto it = valid.metrics.find(best_.name);
+    if (it == valid.metrics.end())
+      throw std::logic_error("Trainer: the task declares the validation metric '" + best_.name +
+                             "' but its validation did not report it");
+    value = it->second;
+  }
+  const bool best = best_.higher ? value > t.best_value : value < t.best_value;
+  t.best_valid_loss = std::min(t.best_valid_loss, valid.loss);
   if (best) {
-    t.best_valid_loss = valid.loss;
+    t.best_value = value;
     t.bad_validations = 0;
   } else {
     ++t.bad_validations;
   }
   s.last_validated_step = t.step;
-  s.log.validation(t.step, t.epoch, valid.loss, valid.metrics, best);
+  s.log.validation(t.step, t.epoch, valid.loss, valid.metrics, best, best_.name);
   t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
   if (best) save_last_and_best();
   else save("checkpoint_last.pt");
@@ -577,6 +615,13 @@ bool Trainer::begin(bool resume) {
     // What the task carries from batch to batch (a language model's TBPTT state) continues too.
     task_.restore_artifacts(header.artifacts);
     t = header.state;
+    if (t.best_metric != best_.name) {
+      s.log.message("best_metric is " + best_.name + " but " + last + " chose its best by " + t.best_metric +
+                    ": the best (checkpoint_best.pt) and the patience count start over at the next validation");
+      t.best_metric = best_.name;
+      t.best_value = best_.higher ? -1e300 : 1e300;
+      t.bad_validations = 0;
+    }
     schedule_->load_state(t.schedule_state);
     s.log.start(/*resume=*/true, t.step);
     s.log.message("resumed from " + last + " at step " + std::to_string(t.step) + ", epoch " + std::to_string(t.epoch + 1));
@@ -596,6 +641,8 @@ bool Trainer::begin(bool resume) {
     }
   } else {
     torch::manual_seed(static_cast<uint64_t>(config_.get_int("seed")));
+    t.best_metric = best_.name;
+    t.best_value = best_.higher ? -1e300 : 1e300;
     s.log.start(/*resume=*/false, 0);
   }
   if (resume && t.world_size != shard_.world_size) {
@@ -681,7 +728,7 @@ int Trainer::loop() {
     s.log.message("early stopping: no improvement in " + std::to_string(s.patience) + " validations");
   // The final state is validated and saved unless the last update just was.
   if (s.last_validated_step != t.step) validate();
-  s.log.done(t.step, t.best_valid_loss, run_dir_);
+  s.log.done(t.step, t.best_valid_loss, best_.name, t.best_value, run_dir_);
   return 0;
 }
 

@@ -39,14 +39,14 @@ struct SplitLoss {
   double loss = 0;  // nats per unit
   int64_t tokens = 0;    // units
   int64_t examples = 0;
-  std::map<std::string, double> metrics;  // LossOutput::metric_sums over the split / examples (e.g. accuracy)
+  std::map<std::string, double> metrics;  // Task::validation_metrics of the split's summed metric_sums (e.g. accuracy)
   double perplexity() const;
 };
 /// The part of a split that evaluate_loss reads, for validation sharded over data-parallel
 /// ranks (train/data_parallel.h): the batches i with i % count == index. `reduce`, when set,
-/// sums the shard's float64 sums [loss, units, examples, metric sums in name order] (a 1-D
-/// tensor on the device) over the shards in place before they are divided; every shard must
-/// then read at least one batch, so that the sums have one layout.
+/// sums the shard's float64 sums [loss, units, examples, metric sums flattened in name order]
+/// (a 1-D tensor on the device) over the shards in place before they are divided; every shard
+/// must then read at least one batch, so that the sums have one layout.
 struct EvaluationShard {
   int64_t index = 0, count = 1;
   std::function<void(torch::Tensor&)> reduce;
@@ -59,6 +59,17 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, co
 /// weight_decay 0; otherwise there is one group, as always.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& config, const torch::nn::Module& model,
                                                         const std::vector<std::string>& no_weight_decay = {});
+/// The validation score that chooses checkpoint_best.pt and counts patience: "loss" (lower is
+/// better) or one of the task's Task::TrainingProfile::selection_metrics, with its direction.
+struct BestMetric {
+  std::string name = "loss";
+  bool higher = false;  // higher is better (accuracy, F1, MCC, correlations)
+};
+/// The config's best_metric ("auto": the profile's best_metric). Throws UserError naming the
+/// key, the task and the metrics it has for a name the task does not report.
+BestMetric best_metric(const Config& config, const Task::TrainingProfile& profile, const std::string& task_name);
+BestMetric best_metric_named(const std::string& name, const Task::TrainingProfile& profile,
+                             const std::string& task_name);
 
 /// Scales the gradients of `params` in place so that their global L2 norm
 ///   ||g|| = sqrt(sum over parameters p and elements i of g_{p,i}^2)
@@ -75,7 +86,12 @@ class Trainer {
   /// `task` must be set up. Writes into `run_dir` (created if needed). Derives decay_steps for
   /// linear_decay = 0 from max_steps / max_epochs and the task's batches per epoch. Throws
   /// UserError for keys the task cannot train with (Task::TrainingProfile: optimizer, momentum,
-  /// weight_decay; noam without a d_model) and for linear_decay over an unbounded run.
+  /// weight_decay; noam without a d_model; a best_metric the task does not report) and for
+  /// linear_decay over an unbounded run.
+  /// Each validation keeps checkpoint_best.pt when best_metric improves (strictly; NaN never
+  /// does) and otherwise counts towards patience; the plateau schedule follows the validation
+  /// loss whatever best_metric is. A run resumed with another best_metric than its checkpoint's
+  /// starts its best (and patience count) over, saying so.
   Trainer(Task& task, Config config, std::string task_name, std::string run_dir);
   virtual ~Trainer();
 
@@ -184,6 +200,7 @@ class Trainer {
   std::shared_ptr<torch::nn::Module> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;
+  BestMetric best_;
   struct State;
   std::shared_ptr<State> state_;
   std::map<std::string, std::string> kept_budgets_;  // keep_budgets

@@ -1,5 +1,6 @@
 #include "train/tasks/classification_task.h"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -8,6 +9,8 @@
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "datasets/word_vectors.h"
+#include "infer/classification_metrics.h"
+#include "infer/embedding_eval.h"  // pearson_r, spearman_rho
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
 #include "train/tasks/component_schemas.h"
@@ -17,15 +20,24 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
+namespace {
+// A regression label as a number. Throws UserError naming `where` (file:line) otherwise.
+double numeric_label(const std::string& label, const std::string& where);
+}  // namespace
+
 ConfigSchema classification_schema() {
   ConfigSchema s;
-  s.add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
+  s.add("objective", "classification", "classification (cross-entropy over the train split's labels) or "
+                                         "regression (one output, squared error; numeric labels, e.g. STS-B)",
+         {"classification", "regression"})
+      .add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
       .merge(tsv_layout_schema())
       .merge(tokenizer_schema())
       .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
       .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
                                         "Penn-Treebank tokenization does, before tokenizing")
-      .add("max_positions", "256", "longest sentence in pieces; longer ones are cut")
+      .add("max_positions", "256", "longest input in pieces (a pair: A <eos> B); longer ones are cut, the longer "
+                                   "side of a pair first, with a warning")
       .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear) or rnn "
                           "(recurrent encoder, keys cell..pooling, -> linear)", {"avg_emb", "rnn"})
       .merge(rnn_schema())
@@ -66,6 +78,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus, vectors) starts.
   classifier_options(config, /*num_classes=*/2);
   max_positions_ = config_int_at_least(config, "max_positions");
+  regression_ = config.get("objective") == "regression";
   max_tokens_ = config_int_at_least(config, "max_tokens");
   max_sentences_ = config_int_at_least(config, "max_sentences", 0);
   config_int_at_least(config, "vocab_size", 8);
@@ -73,6 +86,10 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   normalization_.lowercase = config.get_bool("lowercase");
   normalization_.split_punctuation = config.get_bool("split_punctuation");
   const TsvLayout layout = tsv_layout(config);
+  pair_ = !layout.text_b.empty();
+  if (pair_ && max_positions_ < 3)
+    throw UserError("config key 'max_positions': a pair (text_b_column) needs at least 3 positions (A <eos> B), got " +
+                    config.get("max_positions"));
   // Vectors initialise a new run only; a resumed or loaded run has its trained rows.
   const bool fresh = !context.resume && restored_.empty();
   const std::string vectors_path = fresh ? config.get("pretrained_vectors") : "";
@@ -91,7 +108,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   tokenizer_ = make_tokenizer(config, context);
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
   config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
-  const auto options = classifier_options(config, static_cast<int64_t>(labels_.size()));
+  const auto options = classifier_options(config, regression_ ? 1 : static_cast<int64_t>(labels_.size()));
   if (config.get("arch") == "avg_emb") {
     model_ = AverageEmbeddingClassifier(options).ptr();
   } else {
@@ -103,22 +120,38 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   for (size_t i = 0; i < labels_.size(); ++i) label_ids[labels_[i]] = static_cast<int64_t>(i);
   for (Split split : context.splits) {
     const auto& raw = raw_.at(split);
+    if (pair_ != !raw.sentences_b.empty())  // a checkpoint's layout, files of another
+      throw UserError(raw.path + ": read as " + (pair_ ? "sentence pairs" : "single sentences") +
+                      " but holds the other (text_b_column)");
     auto& tokens = tokens_[split];
-    auto& gold = gold_[split];
+    int64_t cut = 0, first_cut = 0;
     for (size_t i = 0; i < raw.sentences.size(); ++i) {
-      const auto id = label_ids.find(raw.labels[i]);
-      if (id == label_ids.end())
-        throw UserError(raw.path + ":" + std::to_string(raw.lines[i]) + ": unknown label '" + raw.labels[i].substr(0, 80) +
-                        "' (the train split's labels: " + label_list(labels_) + ")");
-      gold.push_back(id->second);
-      tokens.push_back(encode(raw.sentences[i]));
+      const std::string where = raw.path + ":" + std::to_string(raw.lines[i]);
+      if (regression_) {
+        targets_[split].push_back(numeric_label(raw.labels[i], where));
+      } else {
+        const auto id = label_ids.find(raw.labels[i]);
+        if (id == label_ids.end())
+          throw UserError(where + ": unknown label '" + raw.labels[i].substr(0, 80) + "' (the train split's labels: " +
+                          label_list(labels_) + ")");
+        gold_[split].push_back(id->second);
+      }
+      bool was_cut = false;
+      tokens.push_back(encode(raw.sentences[i], pair_ ? &raw.sentences_b[i] : nullptr, &was_cut));
+      if (was_cut && cut++ == 0) first_cut = raw.lines[i];
     }
-    std::cout << to_string(split) << ": " << raw.sentences.size() << " sentences from " << raw.path << std::endl;
+    std::cout << to_string(split) << ": " << raw.sentences.size() << (pair_ ? " sentence pairs" : " sentences")
+              << " from " << raw.path << std::endl;
+    if (cut > 0)
+      std::cerr << "warning: " << raw.path << ": " << cut << " input(s) longer than max_positions (" << max_positions_
+                << " pieces" << (pair_ ? ", A <eos> B" : "") << ") were cut" << (pair_ ? ", the longer side first" : "")
+                << "; the first at line " << first_cut << std::endl;
   }
 }
 
 std::vector<std::string> ClassificationTask::make_labels(const TaskContext& context) {
   std::vector<std::string> labels;
+  if (regression_) return labels;  // scores, no classes
   const std::string run_labels = context.run_dir + "/labels.txt";
   if (auto it = restored_.find("labels.txt"); it != restored_.end()) {
     std::istringstream in(it->second);
@@ -167,16 +200,51 @@ void ClassificationTask::init_from_vectors(const std::string& path) {
             << std::endl;
 }
 
-std::vector<int64_t> ClassificationTask::encode(const std::string& sentence) const {
-  auto ids = tokenizer_->encode(normalize_text(sentence, normalization_));
-  if (static_cast<int64_t>(ids.size()) > max_positions_) ids.resize(max_positions_);
-  if (ids.empty()) ids.push_back(kUnkId);
+std::vector<int64_t> ClassificationTask::encode(const std::string& sentence, const std::string* b, bool* cut) const {
+  const auto pieces = [&](const std::string& text) {
+    auto ids = tokenizer_->encode(normalize_text(text, normalization_));
+    if (ids.empty()) ids.push_back(kUnkId);
+    return ids;
+  };
+  auto ids = pieces(sentence);
+  bool was_cut = false;
+  if (b == nullptr) {
+    was_cut = static_cast<int64_t>(ids.size()) > max_positions_;
+    if (was_cut) ids.resize(max_positions_);
+  } else {
+    auto ids_b = pieces(*b);
+    // BERT's truncate_seq_pair: one piece at a time off the longer side (B on a tie).
+    size_t na = ids.size(), nb = ids_b.size();
+    const auto room = static_cast<size_t>(max_positions_ - 1);  // one position for <eos>
+    was_cut = na + nb > room;
+    while (na + nb > room) (na > nb ? na : nb) -= 1;
+    ids.resize(na);
+    ids.push_back(kEosId);
+    ids.insert(ids.end(), ids_b.begin(), ids_b.begin() + static_cast<int64_t>(nb));
+  }
+  if (cut != nullptr) *cut = was_cut;
   return ids;
 }
 
 const LabeledText& ClassificationTask::raw_split(Split split) const {
   return loaded_split(raw_, split);
 }
+
+namespace {
+double numeric_label(const std::string& label, const std::string& where) {
+  double value = 0;
+  size_t used = 0;
+  try {
+    value = std::stod(label, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != label.size() || used == 0 || !std::isfinite(value))
+    throw UserError(where + ": label '" + label.substr(0, 80) +
+                    "' is not a finite number (objective = regression; label_column)");
+  return value;
+}
+}  // namespace
 
 const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
   return loaded_split(gold_, split);
@@ -200,32 +268,88 @@ int64_t ClassificationTask::num_batches(Split split, int64_t epoch) { return pla
 Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) {
   const auto& rows = plan(split, epoch).at(index);
   const auto& tokens = tokens_.at(split);
-  const auto& gold = gold_.at(split);
   std::vector<std::vector<int64_t>> sequences;
   std::vector<int64_t> labels;
+  std::vector<float> targets;
   for (int64_t i : rows) {
     sequences.push_back(tokens[i]);
-    labels.push_back(gold[i]);
+    if (regression_) targets.push_back(targets_.at(split)[i]);
+    else labels.push_back(gold_.at(split)[i]);
   }
   Batch batch;
+  batch.split = split;
+  batch.index = index;
   batch.num_examples = batch.num_tokens = static_cast<int64_t>(rows.size());
-  batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"labels", torch::tensor(labels, torch::kInt64)}};
+  batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"rows", torch::tensor(rows, torch::kInt64)}};
+  if (regression_) batch.tensors["targets"] = torch::tensor(targets, torch::kFloat32);
+  else batch.tensors["labels"] = torch::tensor(labels, torch::kInt64);
   return batch;
 }
 
 LossOutput ClassificationTask::loss(const Batch& batch) {
-  auto logits = model_->forward(batch.tensors.at("tokens"));  // [B, C]
+  auto logits = model_->forward(batch.tensors.at("tokens"));  // [B, C] (regression: C = 1)
+  // Validation statistics cost nothing worth keeping during training.
+  const bool statistics = !model_->is_training();
+  if (regression_) {
+    const auto prediction = logits.squeeze(-1);  // [B]
+    const auto& targets = batch.tensors.at("targets");
+    auto loss = (prediction - targets.to(prediction.dtype())).pow(2).sum();
+    LossOutput out{loss, batch.num_tokens};
+    if (statistics) {
+      // Each example's value at its row of the split: sums over batches and shards stay exact.
+      const auto n = static_cast<int64_t>(tokens_.at(batch.split).size());
+      const auto& rows = batch.tensors.at("rows");
+      const auto options = torch::TensorOptions(torch::kDouble).device(logits.device());
+      out.metric_sums["prediction"] = torch::zeros({n}, options).index_add(0, rows, prediction.detach().to(torch::kDouble));
+      out.metric_sums["target"] = torch::zeros({n}, options).index_add(0, rows, targets.to(torch::kDouble));
+    }
+    return out;
+  }
   const auto& labels = batch.tensors.at("labels");
   auto loss = torch::nn::functional::cross_entropy(
       logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-  return {loss, batch.num_tokens, {{"accuracy", logits.detach().argmax(/*dim=*/-1).eq(labels).sum()}}};
+  LossOutput out{loss, batch.num_tokens};
+  if (statistics) {
+    const int64_t C = logits.size(-1);
+    out.metric_sums["confusion"] =
+        torch::bincount(labels * C + logits.detach().argmax(/*dim=*/-1), /*weights=*/{}, C * C).view({C, C});
+  }
+  return out;
+}
+
+std::map<std::string, double> ClassificationTask::validation_metrics(const std::map<std::string, torch::Tensor>& sums,
+                                                                     int64_t /*examples*/) const {
+  if (regression_) {
+    const auto values = [&](const char* name) {
+      const auto t = sums.at(name).to(torch::kDouble).contiguous();
+      return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+    };
+    const auto prediction = values("prediction"), target = values("target");
+    if (prediction.size() < 2) return {};
+    return {{"pearson", pearson_r(prediction, target)}, {"spearman", spearman_rho(prediction, target)}};
+  }
+  const auto confusion = sums.at("confusion").to(torch::kDouble);
+  const int64_t C = confusion.size(0);
+  std::vector<std::vector<int64_t>> counts(C, std::vector<int64_t>(C));
+  for (int64_t g = 0; g < C; ++g)
+    for (int64_t p = 0; p < C; ++p) counts[g][p] = std::llround(confusion[g][p].item<double>());
+  const auto scores = scores_from_confusion(counts, labels_);
+  return {{"accuracy", scores.accuracy}, {"macro_f1", scores.macro_f1}, {"mcc", scores.mcc}};
 }
 
 Task::TrainingProfile ClassificationTask::training_profile() const {
   TrainingProfile p;
   p.unit = "sentences";
   p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
-  p.loss_unit = "nats/sentence";
+  if (regression_) {
+    p.loss_unit = "squared error/sentence";
+    p.selection_metrics = {{"pearson", Better::kHigher}, {"spearman", Better::kHigher}};
+    p.best_metric = "pearson";
+  } else {
+    p.loss_unit = "nats/sentence";
+    p.selection_metrics = {{"accuracy", Better::kHigher}, {"macro_f1", Better::kHigher}, {"mcc", Better::kHigher}};
+    p.best_metric = "accuracy";
+  }
   return p;
 }
 
@@ -233,24 +357,51 @@ std::vector<ClassPrediction> ClassificationTask::predict(const std::vector<std::
                                                          const torch::Device& device, int64_t batch_size) {
   if (batch_size < 1) throw UserError("--batch-size: must be at least 1");
   std::vector<std::vector<int64_t>> encoded;
-  std::vector<int64_t> lengths;
-  for (const auto& s : sentences) {
-    encoded.push_back(encode(s));
-    lengths.push_back(static_cast<int64_t>(encoded.back().size()));
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    const auto& s = sentences[i];
+    bool cut = false;
+    if (pair_) {
+      const size_t tab = s.find('\t');
+      if (tab == std::string::npos || s.find('\t', tab + 1) != std::string::npos)
+        throw UserError("input " + std::to_string(i + 1) + ": a sentence-pair model takes two sentences separated by "
+                        "one tab, got '" + s.substr(0, 80) + "'");
+      const std::string b = s.substr(tab + 1);
+      encoded.push_back(encode(s.substr(0, tab), &b, &cut));
+    } else {
+      encoded.push_back(encode(s, nullptr, &cut));
+    }
+    if (cut && !warned_cut_) {
+      warned_cut_ = true;
+      std::cerr << "warning: input " << i + 1 << " is longer than max_positions (" << max_positions_
+                << " pieces) and was cut" << (pair_ ? ", the longer side first" : "")
+                << " (said once)" << std::endl;
+    }
   }
+  return predict_ids(encoded, device, batch_size);
+}
+
+std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<std::vector<int64_t>>& encoded,
+                                                             const torch::Device& device, int64_t batch_size) {
+  if (batch_size < 1) throw UserError("--batch-size: must be at least 1");
+  std::vector<int64_t> lengths;
+  for (const auto& ids : encoded) lengths.push_back(static_cast<int64_t>(ids.size()));
   // Sorted by length (no shuffle), so a batch holds little padding.
   const auto batches = make_token_batches(lengths, /*max_tokens=*/batch_size * max_positions_,
                                           /*max_sentences=*/batch_size, /*shuffle=*/false, /*seed=*/0);
   const bool was_training = model_->is_training();
   model_->eval();
   torch::NoGradGuard no_grad;
-  std::vector<ClassPrediction> out(sentences.size());
+  std::vector<ClassPrediction> out(encoded.size());
   for (const auto& rows : batches) {
     std::vector<std::vector<int64_t>> sequences;
     for (int64_t i : rows) sequences.push_back(encoded[i]);
-    auto probs = torch::softmax(model_->forward(pad_sequences(sequences, kPadId).to(device)), /*dim=*/-1)
-                     .to(torch::kCPU, torch::kFloat32)
-                     .contiguous();  // [B, C]
+    auto logits = model_->forward(pad_sequences(sequences, kPadId).to(device));  // [B, C]
+    if (regression_) {
+      const auto scores = logits.squeeze(-1).to(torch::kCPU, torch::kDouble).contiguous();  // [B]
+      for (size_t r = 0; r < rows.size(); ++r) out[rows[r]].score = scores.data_ptr<double>()[r];
+      continue;
+    }
+    auto probs = torch::softmax(logits, /*dim=*/-1).to(torch::kCPU, torch::kFloat32).contiguous();  // [B, C]
     auto best = probs.argmax(/*dim=*/-1).contiguous();  // [B]
     const int64_t C = probs.size(1);
     const float* p = probs.data_ptr<float>();
