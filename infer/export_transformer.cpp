@@ -1,139 +1,34 @@
 #include "infer/export_transformer.h"
 
-#include <cmath>
-#include <iomanip>
 #include <sstream>
 
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "infer/twin_transformer_source.h"
 
 namespace nlpzoo {
 
 namespace {
 
-// A float literal that TorchScript parses back to the same double (17 significant digits;
-// always with a '.' or an exponent, so "4" does not become an int).
-std::string lit(double x) {
-  std::ostringstream s;
-  s << std::setprecision(17) << x;
-  std::string out = s.str();
-  if (out.find_first_of(".e") == std::string::npos) out += ".0";
-  return out;
+using twin_source::lit;
+using twin_source::linear;
+using twin_source::P;
+
+twin_source::Source transformer_source(const TransformerOptions& o) {
+  twin_source::LayerShape shape;
+  shape.d_model = o.d_model();
+  shape.num_heads = o.num_heads();
+  shape.activation = o.activation();
+  shape.pre_norm = o.pre_norm();
+  shape.positions = o.positions();
+  shape.max_positions = o.max_positions();
+  shape.relative_k = o.relative_k();
+  return twin_source::Source(shape);
 }
-
-// The twin attribute holding eager tensor `eager_name`, as TorchScript.
-std::string P(const std::string& eager_name) { return "self." + scripted_name(eager_name); }
-
-std::string linear(const std::string& x, const std::string& prefix) {
-  return "torch.linear(" + x + ", " + P(prefix + ".weight") + ", " + P(prefix + ".bias") + ")";
-}
-
-// The generated source, line by line, with the options it is generated for.
-class Source {
- public:
-  explicit Source(const TransformerOptions& o)
-      : o_(o), D_(o.d_model()), H_(o.num_heads()), dk_(o.d_model() / o.num_heads()) {}
-
-  std::string str() const { return s_.str(); }
-  std::ostream& line() { return s_ << "    "; }
-  std::ostream& raw() { return s_; }
-
-  bool relative() const { return o_.positions() == PositionType::kRelative; }
-
-  std::string layer_norm(const std::string& x, const std::string& prefix) const {
-    return "torch.layer_norm(" + x + ", [" + std::to_string(D_) + "], " + P(prefix + ".weight") + ", " +
-           P(prefix + ".bias") + ", 1e-05)";
-  }
-
-  // [R, T, D] -> [R, H, T, d_k], as MultiHeadAttentionImpl::split_heads.
-  std::string split(const std::string& x, const std::string& R, const std::string& T) const {
-    return x + ".view(" + R + ", " + T + ", " + std::to_string(H_) + ", " + std::to_string(dk_) + ").transpose(1, 2)";
-  }
-
-  // Multi-head attention of `query` [R, T, D] over keys/values already split into heads
-  // (variables k, v: [R, H, S, d_k]) into variable `out` [R, T, D]; weights stay in `w`.
-  // masked: apply the key mask held in `blocked`/`nothing` (see mask_lines). rel: name of
-  // the [T, S] relative index variable, or "" without relative positions.
-  void attention(const std::string& mha, const std::string& query, const std::string& k, const std::string& v,
-                 const std::string& R, const std::string& T, bool masked, const std::string& rel,
-                 const std::string& out) {
-    // Same order of operations as scaled_dot_product_attention: q is scaled, not the scores.
-    line() << "q = " << split(linear(query, mha + ".W_Q"), R, T) << " * " << lit(1.0 / std::sqrt(double(dk_))) << "\n";
-    line() << "scores = torch.matmul(q, " << k << ".transpose(-2, -1))\n";
-    if (!rel.empty()) {
-      line() << "ri = " << rel << ".expand_as(scores)\n";
-      line() << "scores = scores + torch.matmul(q, " << P(mha + ".relative_keys") << ".t()).gather(-1, ri)\n";
-    }
-    if (masked)
-      line() << "w = torch.softmax(scores.masked_fill(blocked, float('-inf')), -1).masked_fill(nothing, 0.0)\n";
-    else
-      line() << "w = torch.softmax(scores, -1)\n";
-    line() << "o = torch.matmul(w, " << v << ")\n";
-    if (!rel.empty()) {
-      // Weights bucketed by clipped distance, then one matmul with w^V (Shaw et al. eq. 3).
-      line() << "buckets = torch.zeros([" << R << ", " << H_ << ", " << T << ", " << 2 * o_.relative_k() + 1
-             << "], dtype=w.dtype, device=w.device).scatter_add(-1, ri, w)\n";
-      line() << "o = o + torch.matmul(buckets, " << P(mha + ".relative_values") << ")\n";
-    }
-    line() << out << " = " << linear("o.transpose(1, 2).reshape(" + R + ", " + T + ", " + std::to_string(D_) + ")",
-                                     mha + ".W_O")
-           << "\n";
-  }
-
-  // From `allowed` [R, 1, 1, S] bool: `blocked` (keys to hide) and `nothing` (rows without a
-  // single allowed key, which attend everywhere and are then zeroed, so no NaN), exactly as
-  // scaled_dot_product_attention derives them.
-  void mask_lines() {
-    line() << "nothing = torch.logical_not(allowed.any(-1, True))\n";
-    line() << "blocked = torch.logical_not(torch.logical_or(allowed, nothing))\n";
-  }
-
-  // FFN(y) into `out`.
-  void ffn(const std::string& prefix, const std::string& y, const std::string& out) {
-    const char* act = o_.activation() == Activation::kGelu ? "torch.gelu" : "torch.relu";
-    line() << out << " = " << linear(std::string(act) + "(" + linear(y, prefix + ".linear1") + ")", prefix + ".linear2")
-           << "\n";
-  }
-
-  // A residual sub-layer on x: `body` writes the sub-layer's output into `a` from its input `y`.
-  template <class F>
-  void sublayer(const std::string& norm, F&& body) {
-    if (o_.pre_norm()) {
-      line() << "y = " << layer_norm("x", norm) << "\n";
-      body("y");
-      line() << "x = x + a\n";
-    } else {
-      body("x");
-      line() << "x = " << layer_norm("x + a", norm) << "\n";
-    }
-  }
-
-  // √d_model E x + P(offset ..) for x [R, T] int64 into `out` [R, T, D].
-  void embed(const std::string& table, const std::string& learned, const std::string& x, const std::string& T,
-             const std::string& offset, const std::string& out) {
-    line() << out << " = torch.embedding(" << P(table) << ", " << x << ") * " << lit(std::sqrt(double(D_))) << "\n";
-    switch (o_.positions()) {
-      case PositionType::kSinusoidal:
-        line() << out << " = " << out << " + self._sinusoidal(" << T << ", " << offset << ")\n";
-        break;
-      case PositionType::kLearned:
-        line() << "assert " << offset << " + " << T << " <= " << o_.max_positions()
-               << ", \"position beyond the learned table (max_positions " << o_.max_positions() << ")\"\n";
-        line() << out << " = " << out << " + " << P(learned) << "[" << offset << ":" << offset << " + " << T << "]\n";
-        break;
-      case PositionType::kRelative: break;
-    }
-  }
-
- private:
-  const TransformerOptions& o_;
-  const int64_t D_, H_, dk_;
-  std::ostringstream s_;
-};
 
 // TorchScript source of the twin's methods for these options (see the header for signatures).
-std::string twin_source(const TransformerOptions& o) {
-  Source src(o);
+std::string methods_source(const TransformerOptions& o) {
+  auto src = transformer_source(o);
   const int64_t D = o.d_model(), H = o.num_heads(), dk = D / H, L = o.num_decoder_layers(), k = o.relative_k();
   const std::string src_table = o.share_embeddings() ? "tgt_embed.weight" : "src_embed.weight";
 
@@ -169,16 +64,7 @@ std::string twin_source(const TransformerOptions& o) {
                << -k << ", " << k << ") + " << k << "\n";
   }
   src.embed(src_table, "src_positions.weight", "src", "S", "0", "x");
-  for (int64_t l = 0; l < o.num_encoder_layers(); ++l) {
-    const std::string p = "encoder.layers." + std::to_string(l);
-    src.sublayer(p + ".norm1", [&](const std::string& y) {
-      src.line() << "k = " << src.split(linear(y, p + ".self_attn.W_K"), "B", "S") << "\n";
-      src.line() << "v = " << src.split(linear(y, p + ".self_attn.W_V"), "B", "S") << "\n";
-      src.attention(p + ".self_attn", y, "k", "v", "B", "S", /*masked=*/true, src.relative() ? "rel" : "", "a");
-    });
-    src.sublayer(p + ".norm2", [&](const std::string& y) { src.ffn(p + ".ffn", y, "a"); });
-  }
-  if (o.pre_norm()) src.line() << "x = " << src.layer_norm("x", "encoder.final_norm") << "\n";
+  src.encoder_stack("encoder", o.num_encoder_layers(), src.relative() ? "rel" : "");
   src.line() << "return x, src_mask\n\n";
 
   // --- init_cache ---------------------------------------------------------------------------
@@ -295,7 +181,7 @@ torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model) {
   add_int_attribute(twin, "pad_id", o.pad_id());
   add_int_attribute(twin, "bos_id", kBosId);
   add_int_attribute(twin, "eos_id", kEosId);
-  twin.define(twin_source(o));
+  twin.define(methods_source(o));
   twin.eval();
   return twin;
 }

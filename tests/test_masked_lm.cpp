@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include <torch/script.h>
+
 #include "datasets/masked_lm.h"
 #include "datasets/special_ids.h"
 #include "models/bert/bert.h"
@@ -234,6 +236,36 @@ TEST_F(MaskedLmTaskTest, BatchesAreMaskedPackedSequences) {
   EXPECT_GT(loss.loss_sum.item<float>() / b.num_tokens, 1.0f);
   task.model()->eval();
   EXPECT_EQ(task.loss(b).metric_sums.count("accuracy"), 1u);
+}
+
+// nlpzoo export of a masked_lm run: the twin carries the run's tokenizer and config, and its
+// mlm_logits at a [MASK] rank the pieces as fill-mask does.
+TEST_F(MaskedLmTaskTest, ExportCarriesTheTokenizerAndFillsMasksAsFillMask) {
+  auto config = tiny_config();
+  MaskedLmTask task;
+  task.setup(config, {(*dir_ / "data").string(), (*dir_ / "run").string(), {Split::kTrain, Split::kValid}});
+  const auto path = (*dir_ / "bert.pt").string();
+  EXPECT_EQ(task.export_torchscript(path, "[model]\n"), (std::vector<std::string>{"config.ini", "spm.model"}));
+  torch::jit::ExtraFilesMap files{{"config.ini", ""}, {"spm.model", ""}};
+  auto twin = torch::jit::load(path, torch::kCPU, files);
+  fs::remove(path);
+  EXPECT_EQ(files["config.ini"], "[model]\n");
+  EXPECT_EQ(files["spm.model"], task.tokenizer().serialized());
+
+  const std::string line = "the [MASK] and the";
+  const auto filled = task.fill_mask(line, 3, torch::kCPU);
+  ASSERT_EQ(filled.size(), 1u);
+  auto ids = task.tokenizer().encode(line);
+  ids.insert(ids.begin(), kClsId);
+  ids.push_back(kSepId);
+  auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);
+  auto logits = twin.get_method("mlm_logits")({tokens, torch::zeros_like(tokens)}).toTensor();
+  auto probs = torch::softmax(logits.index({tokens == kMaskId}), -1)[0];
+  auto [top, top_ids] = probs.topk(3);
+  for (int64_t j = 0; j < 3; ++j) {
+    EXPECT_EQ(task.tokenizer().id_to_piece(top_ids[j].item<int64_t>()), filled[0][j].piece);
+    EXPECT_NEAR(top[j].item<double>(), filled[0][j].probability, 1e-5);
+  }
 }
 
 // BERT's exclude_from_weight_decay: biases and LayerNorm weights in a group of their own with

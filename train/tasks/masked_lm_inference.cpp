@@ -1,12 +1,18 @@
-// MaskedLmTask's offer to the CLI: fill-mask (the MaskFiller capability).
+// MaskedLmTask's offers to the CLI: fill-mask (the MaskFiller capability) and the TorchScript twin.
 #include <algorithm>
 #include <iostream>
 
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "infer/export_bert.h"
 #include "train/tasks/masked_lm_task.h"
 
 namespace nlpzoo {
+
+std::vector<std::string> MaskedLmTask::export_torchscript(const std::string& path, const std::string& config_ini) {
+  export_bert(path, *model_, {{"config.ini", config_ini}, {"spm.model", tokenizer().serialized()}});
+  return {"config.ini", "spm.model"};
+}
 
 std::vector<std::vector<MaskCandidate>> MaskedLmTask::fill_mask(const std::string& line, int64_t k,
                                                                 const torch::Device& device) {

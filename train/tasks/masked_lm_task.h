@@ -61,6 +61,8 @@ class MaskedLmTask : public Task, public MaskFiller {
   /// and "masked" (their count), with the split's fixed mask.
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
   Split default_evaluation_split() const override { return Split::kValid; }
+  /// The twin of infer/export_bert.h (encode, mlm_logits) with "config.ini" and "spm.model".
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   /// [CLS] pieces(line) [SEP] (cut to max_positions with a warning on stderr) through the MLM
   /// head at every [MASK] (datasets/special_ids.h kMaskId).
   std::vector<std::vector<MaskCandidate>> fill_mask(const std::string& line, int64_t k,

@@ -1,0 +1,57 @@
+#pragma once
+// TorchScript export of a masked-LM pre-trained BERT (models/bert/bert.h): its "scripted twin"
+// (docs/ARCHITECTURE.md), built like the Transformer's (infer/export_transformer.h) from the
+// same sub-layer source (infer/twin_transformer_source.h).
+//
+// script_bert builds a torch::jit::Module by hand, copies every parameter of a
+// BertForPreTrainingImpl into it under scripted_name ('.' -> "__", e.g.
+// bert.encoder.layers.0.self_attn.W_Q.weight -> bert__encoder__layers__0__self_attn__W_Q__weight;
+// the MLM output matrix is bert__embeddings__token__weight, held once as in the eager model)
+// and defines the inference methods in TorchScript generated for the model's options (pre/post-LN,
+// activation, layer count, heads are resolved in C++).
+//
+// Attributes: vocab_size, d_model, num_heads, num_layers, ffn_dim, max_positions,
+// type_vocab_size, activation ("relu" | "gelu"), pre_norm, pad_id (0), cls_id (4),
+// sep_id (5), mask_id (6) (datasets/special_ids.h).
+//
+// Methods (batch-first; B sequences of S <= max_positions ids, padded at the end with pad_id,
+// D = d_model, V = vocab_size):
+//   encode(tokens: [B, S] int64, segments: [B, S] int64 in [0, type_vocab_size)) -> [B, S, D]:
+//       BertModelImpl::forward; padding is never attended to, so a pad changes no real position.
+//   mlm_logits(tokens, segments) -> [B, S, V]: the MLM head (dense, GELU, LayerNorm, the tied
+//       token embedding plus its bias) at every position, as BertForPreTrainingImpl::mlm_all;
+//       read the rows at the [MASK] positions.
+// The pooler (and an NSP head, which masked_lm does not train yet) are held but have no method:
+// masked-LM pre-training never updates them.
+// The twin is inference-only (no dropout, as the eager model in eval mode); tests hold it within
+// 1e-5 of the eager model. Bad inputs (wrong rank, S > max_positions, segments of another
+// shape) fail with the TorchScript interpreter's std::runtime_error.
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+#include "infer/script_twin.h"
+#include "models/bert/bert.h"
+
+namespace nlpzoo {
+
+/// Builds the scripted twin of `model` (see the file comment), in eval mode. It holds detached
+/// copies of the parameters on the model's device; later training of `model` does not change
+/// it. Throws std::invalid_argument if a parameter name already contains "__" and
+/// torch::jit::ErrorReport if the generated TorchScript does not compile (a bug here).
+torch::jit::Module script_bert(BertForPreTrainingImpl& model);
+
+/// Scripts `model`, moves the twin to the CPU and saves it atomically to `out_path` with
+/// `extra_files` (name -> bytes: "config.ini", "spm.model") plus "README.txt"
+/// (bert_export_readme). Throws std::invalid_argument if `extra_files` names "README.txt",
+/// before writing anything; UserError naming `out_path` if it cannot be written.
+void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
+                 const std::map<std::string, std::string>& extra_files);
+
+/// The README.txt stored in every export of a model with these options: sizes, the special ids,
+/// the methods, and the Python lines that fill a [MASK].
+std::string bert_export_readme(const BertOptions& options);
+
+}  // namespace nlpzoo
