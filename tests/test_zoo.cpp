@@ -46,8 +46,11 @@ TEST(ZooManifest, EveryConfigHasACompleteEntry) {
       const auto path = e["data"]["dir"].get<std::string>() + "/" + f.get<std::string>();
       EXPECT_TRUE(fingerprint.contains(path)) << "no fingerprint field for " << path;
     }
-    for (const auto& [file, sha] : fingerprint.items())
-      if (!sha.is_null()) EXPECT_TRUE(std::regex_match(sha.get<std::string>(), std::regex("[0-9a-f]{64}"))) << file;
+    for (const auto& [file, sha] : fingerprint.items()) {
+      if (!sha.is_null()) {
+        EXPECT_TRUE(std::regex_match(sha.get<std::string>(), std::regex("[0-9a-f]{64}"))) << file;
+      }
+    }
     for (const auto& [metric, x] : e.value("expected", json::object()).items()) {
       EXPECT_TRUE(x.contains("value") && x["value"].is_number()) << metric;
       EXPECT_TRUE(x.contains("tolerance") && (x["tolerance"].is_null() || x["tolerance"].get<double>() >= 0)) << metric;
