@@ -91,8 +91,9 @@ void TrainLog::update(const Update& u) {
 void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics,
                           bool best, const std::string& best_metric) {
   if (path_.empty()) return;
-  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best},
-                        {"best_metric", best_metric}};
+  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best}};
+  // Named only when it is not the loss, so a loss-chosen run logs what it always did.
+  if (best_metric != "loss") record["best_metric"] = best_metric;
   std::ostringstream msg;
   msg.precision(4);
   msg << std::fixed << "valid | step " << step << " | loss " << loss;
