@@ -23,6 +23,8 @@ void validate_length_options(const SearchOptions& o) {
   if (!std::isfinite(o.length_penalty))
     throw UserError("--length-penalty must be a finite number (got " + std::to_string(o.length_penalty) + ")");
   if (o.min_length < 0) throw UserError("--min-length must be >= 0 (got " + std::to_string(o.min_length) + ")");
+  if (o.no_repeat_ngram_size < 0)
+    throw UserError("--no-repeat-ngram-size must be >= 0 (got " + std::to_string(o.no_repeat_ngram_size) + ")");
 }
 
 void check_source(const torch::Tensor& src) {
@@ -44,6 +46,10 @@ int64_t max_target_length(int64_t source_length, const SearchOptions& o) {
   return std::max<int64_t>(1, len);
 }
 
+torch::Tensor long_tensor(const std::vector<int64_t>& values, const torch::Device& device) {
+  return torch::tensor(values, torch::kLong).to(device);
+}
+
 // The model's log-probs as float64 with PAD and BOS made impossible. float64 so that ranking
 // and the reported log_prob are the same sums, added in the same order.
 // The log-probs of step t (1-based: every live hypothesis has t - 1 tokens) in double, with
@@ -56,6 +62,32 @@ torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab, in
   if (t - 1 < o.min_length) ids.push_back(kEosId);
   auto banned = torch::tensor(ids, torch::TensorOptions().dtype(torch::kLong)).to(log_probs.device());
   return log_probs.to(torch::kDouble).index_fill(1, banned, kNegInf);
+}
+
+// The tokens that would complete an n-gram `tokens` already contains (n >= 1): every token
+// that followed an earlier occurrence of its last n - 1 tokens.
+std::vector<int64_t> repeated_ngram_ends(const std::vector<int64_t>& tokens, int64_t n) {
+  std::vector<int64_t> banned;
+  const int64_t len = static_cast<int64_t>(tokens.size());
+  if (len < n) return banned;
+  const auto tail = tokens.end() - (n - 1);
+  for (int64_t i = 0; i + n - 1 < len; ++i)
+    if (std::equal(tail, tokens.end(), tokens.begin() + i)) banned.push_back(tokens[i + n - 1]);
+  return banned;
+}
+
+// Sets log_probs[r][token] = -inf for each row's repeated n-gram ends (no_repeat_ngram_size).
+// rows[r] is row r's tokens so far.
+void block_repeated_ngrams(torch::Tensor& log_probs, const std::vector<const std::vector<int64_t>*>& rows,
+                           const SearchOptions& o) {
+  if (o.no_repeat_ngram_size < 1) return;
+  std::vector<int64_t> flat;
+  const int64_t vocab = log_probs.size(1);
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (int64_t token : repeated_ngram_ends(*rows[r], o.no_repeat_ngram_size))
+      flat.push_back(static_cast<int64_t>(r) * vocab + token);
+  if (flat.empty()) return;
+  log_probs.view(-1).index_fill_(0, long_tensor(flat, log_probs.device()), kNegInf);
 }
 
 // Attention of a step on the host as [N, S] float, or undefined when not kept.
@@ -72,22 +104,20 @@ std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, in
   return out;
 }
 
-torch::Tensor long_tensor(const std::vector<int64_t>& values, const torch::Device& device) {
-  return torch::tensor(values, torch::kLong).to(device);
-}
-
 // A live beam entry: tokens so far and their summed log-prob (-inf for a placeholder that
 // fills a beam the model left short of candidates).
 struct Beam {
   std::vector<int64_t> tokens;
+  std::vector<double> token_log_probs;
   double log_prob = kNegInf;
   std::vector<std::vector<float>> attention;
 };
 
-Hypothesis make_hypothesis(std::vector<int64_t> tokens, double log_prob, bool finished,
-                           std::vector<std::vector<float>> attention, const SearchOptions& o) {
+Hypothesis make_hypothesis(std::vector<int64_t> tokens, std::vector<double> token_log_probs, double log_prob,
+                           bool finished, std::vector<std::vector<float>> attention, const SearchOptions& o) {
   Hypothesis h;
   h.tokens = std::move(tokens);
+  h.token_log_probs = std::move(token_log_probs);
   h.log_prob = log_prob;
   h.finished = finished;
   h.length = static_cast<int64_t>(h.tokens.size()) + (finished ? 1 : 0);
@@ -157,6 +187,7 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 
   struct Row {
     std::vector<int64_t> tokens;
+    std::vector<double> token_log_probs;
     double log_prob = 0;
     std::vector<std::vector<float>> attention;
   };
@@ -167,12 +198,16 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 
   for (int64_t t = 1; !live.empty(); ++t) {
     std::vector<int64_t> prev(live.size());
+    std::vector<const std::vector<int64_t>*> prefixes(live.size());
     for (size_t r = 0; r < live.size(); ++r) {
       const auto& toks = rows[live[r]].tokens;
       prev[r] = toks.empty() ? kBosId : toks.back();
+      prefixes[r] = &toks;
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto [best, arg] = usable_log_probs(step.log_probs, vocab, t, options).max(1);
+    auto usable = usable_log_probs(step.log_probs, vocab, t, options);
+    block_repeated_ngrams(usable, prefixes, options);
+    auto [best, arg] = usable.max(1);
     best = best.to(torch::kCPU).contiguous();
     arg = arg.to(torch::kCPU).contiguous();
     auto attention = host_attention(step, options.keep_attention);
@@ -190,16 +225,20 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
         row.log_prob = kNegInf;
       } else {
         row.log_prob += best.data_ptr<double>()[r];
+        row.token_log_probs.push_back(best.data_ptr<double>()[r]);
         if (attention.defined()) row.attention.push_back(attention_row(attention, r, src_len[b]));
         if (!eos) row.tokens.push_back(token);
       }
       if (eos || stuck || t >= max_target_length(src_len[b], options)) {
-        out[b] = make_hypothesis(std::move(row.tokens), row.log_prob, eos, std::move(row.attention), options);
+        out[b] = make_hypothesis(std::move(row.tokens), std::move(row.token_log_probs), row.log_prob, eos,
+                                 std::move(row.attention), options);
       } else {
         keep_rows.push_back(static_cast<int64_t>(r));
         next_live.push_back(b);
       }
     }
+    // Gathered even when no row left: the copy is contiguous, and the recurrent kernels give
+    // the same numbers as beam search's (which always gathers) only on the same layout.
     live = std::move(next_live);
     if (!live.empty()) state = step.state.index_select(long_tensor(keep_rows, device));
   }
@@ -237,20 +276,26 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
     // Row a * K + k of `state` holds beam k of sentence live[a].
     std::vector<int64_t> prev(n_live * K);
     std::vector<double> beam_log_prob(n_live * K);
+    std::vector<const std::vector<int64_t>*> prefixes(n_live * K);
     for (int64_t a = 0; a < n_live; ++a) {
       for (int64_t k = 0; k < K; ++k) {
         const Beam& beam = beams[live[a]][k];
         prev[a * K + k] = beam.tokens.empty() ? kBosId : beam.tokens.back();
         beam_log_prob[a * K + k] = beam.log_prob;
+        prefixes[a * K + k] = &beam.tokens;
       }
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto totals = usable_log_probs(step.log_probs, vocab, t, options) +
-                  torch::tensor(beam_log_prob, torch::kDouble).to(device).unsqueeze(1);
+    auto usable = usable_log_probs(step.log_probs, vocab, t, options);
+    block_repeated_ngrams(usable, prefixes, options);
+    auto totals = usable + torch::tensor(beam_log_prob, torch::kDouble).to(device).unsqueeze(1);
     // K * V candidates per sentence; 2K of them always hold K non-EOS ones, since each
     // beam contributes at most one EOS candidate.
     const int64_t n_cand = std::min<int64_t>(2 * K, K * vocab);
     auto [values, indices] = totals.view({n_live, K * vocab}).topk(n_cand, /*dim=*/1);
+    // Each candidate's own token log-prob, exactly as the model gave it (not total - prefix).
+    auto chosen = usable.view({n_live, K * vocab}).gather(1, indices).to(torch::kCPU).contiguous();
+    auto chosen_lp = chosen.accessor<double, 2>();
     values = values.to(torch::kCPU).contiguous();
     indices = indices.to(torch::kCPU).contiguous();
     auto value = values.accessor<double, 2>();
@@ -277,13 +322,17 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
           att = old[k].attention;
           att.push_back(attention_row(attention, row, src_len[b]));
         }
+        auto token_log_probs = old[k].token_log_probs;
+        token_log_probs.push_back(chosen_lp[a][c]);
         if (token == kEosId) {
-          pool[b].push_back(make_hypothesis(old[k].tokens, total, true, std::move(att), options));
+          pool[b].push_back(
+              make_hypothesis(old[k].tokens, std::move(token_log_probs), total, true, std::move(att), options));
           continue;
         }
         Beam beam;
         beam.tokens = old[k].tokens;
         beam.tokens.push_back(token);
+        beam.token_log_probs = std::move(token_log_probs);
         beam.log_prob = total;
         beam.attention = std::move(att);
         next.push_back(std::move(beam));
@@ -294,7 +343,8 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
       if (!done && t >= max_len[b]) {
         for (auto& beam : next)
           pool[b].push_back(
-              make_hypothesis(std::move(beam.tokens), beam.log_prob, false, std::move(beam.attention), options));
+              make_hypothesis(std::move(beam.tokens), std::move(beam.token_log_probs), beam.log_prob, false,
+                              std::move(beam.attention), options));
         done = true;
       } else if (!done && static_cast<int64_t>(pool[b].size()) >= options.n_best) {
         const double threshold = nth_best_score(pool[b], options.n_best);
@@ -319,8 +369,11 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
       next_live.push_back(b);
       next_rows.insert(next_rows.end(), parent_rows.begin(), parent_rows.end());
     }
+    // Beams move only within their sentence's block of K rows, so while the same sentences
+    // stay live the per-sentence tensors (encoder outputs) are already in place.
+    const bool same_sentences = next_live == live;
     live = std::move(next_live);
-    if (!live.empty()) state = step.state.index_select(long_tensor(next_rows, device));
+    if (!live.empty()) state = step.state.index_select(long_tensor(next_rows, device), /*reorder_per_sentence=*/!same_sentences);
   }
 
   for (int64_t b = 0; b < batch; ++b) {

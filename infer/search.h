@@ -15,7 +15,8 @@
 //  * kPadId and kBosId are never produced (their log-probs are set to -inf before choosing):
 //    neither ever appears in a training target, so choosing them is always a model error.
 //    The log-probs summed are the model's own, not renormalised. EOS is likewise never
-//    produced before min_length tokens.
+//    produced before min_length tokens, nor a token that repeats an n-gram of the
+//    hypothesis when no_repeat_ngram_size = n > 0.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -56,19 +57,26 @@ struct SearchOptions {
   // EOS can otherwise win as the search finds better-scoring hypotheses (Stahlberg and Byrne
   // 2019). When max_len_b <= min_length no hypothesis can finish: all are cut.
   int64_t min_length = 1;
+  // --no-repeat-ngram-size, >= 0 (fairseq's): a token that would complete an n-gram the
+  // hypothesis already contains gets log-prob -inf. 0 = off. n = 1 forbids any repeated token.
+  int64_t no_repeat_ngram_size = 0;
   bool keep_attention = false;     // fill Hypothesis::attention
 };
 
 /// The checks beam_search makes before it decodes (greedy_search makes the length ones), for a
 /// caller that wants bad options reported before slow work: --beam-size >= 1, --n-best in
 /// 1..--beam-size, --max-length >= 1, --max-length-ratio finite and >= 0, --length-penalty
-/// finite, --min-length >= 0. Throws UserError naming the option and its value.
+/// finite, --min-length >= 0, --no-repeat-ngram-size >= 0. Throws UserError naming the option and its value.
 void validate_search_options(const SearchOptions& options);
 
 /// One decoded target sentence.
 struct Hypothesis {
   std::vector<int64_t> tokens;  // target ids, without BOS, without EOS
   double log_prob = 0;          // sum of the chosen tokens' log-probs, EOS's included if finished
+  // The model's log-prob of each predicted token, in order, EOS's last if finished: `length`
+  // entries that sum to log_prob (fairseq's positional scores); greedy's stuck row (log_prob
+  // -inf: no possible token) has only its tokens' entries.
+  std::vector<double> token_log_probs;
   double score = 0;             // log_prob / length_penalty(length)
   int64_t length = 0;           // tokens.size() + 1 if finished (EOS counts), else tokens.size()
   bool finished = false;        // ended with EOS; false: cut at the maximum length

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace nlpzoo {
@@ -16,11 +17,22 @@ namespace nlpzoo {
 /// is inside.
 struct DecoderState {
   std::map<std::string, torch::Tensor> tensors;
+  /// Names of the tensors that are fixed for the whole decode and equal on every row of one
+  /// sentence (encoder outputs, source masks, the Transformer's cross-attention keys/values),
+  /// as opposed to those a step changes per hypothesis. A model may list them so that beam
+  /// search does not re-gather them when it only reorders beams within their sentences
+  /// (CTranslate2's should_reorder_state); listing none is always correct, only slower.
+  std::set<std::string> per_sentence;
 
   /// Selects rows along dim 0 of every tensor. rows: [N] int64. Returns a new state.
-  DecoderState index_select(const torch::Tensor& rows) const {
+  /// With reorder_per_sentence = false the per_sentence tensors are kept as they are: the
+  /// caller promises that row i of the result comes from a row of the same sentence as row i
+  /// here (beams reordered within unchanged sentence blocks), so those rows are already right.
+  DecoderState index_select(const torch::Tensor& rows, bool reorder_per_sentence = true) const {
     DecoderState out;
-    for (const auto& [name, t] : tensors) out.tensors[name] = t.index_select(0, rows);
+    out.per_sentence = per_sentence;
+    for (const auto& [name, t] : tensors)
+      out.tensors[name] = !reorder_per_sentence && per_sentence.count(name) ? t : t.index_select(0, rows);
     return out;
   }
 };

@@ -59,6 +59,8 @@ int run_translate(const std::vector<std::string>& args) {
   const auto lines = read_stdin_lines();
   const auto results = translator.translate(lines, options, (*vm)["batch-size"].as<int64_t>());
 
+  const bool token_scores = (*vm)["token-scores"].as<bool>();
+  const bool n_best_format = options.n_best > 1 || token_scores;
   bool plotted = false;
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
@@ -66,14 +68,20 @@ int run_translate(const std::vector<std::string>& args) {
       std::cerr << "nlpzoo translate: warning: stdin line " << i + 1 << ": longer than max_positions=" << max_positions
                 << " pieces; translated its first " << max_positions - 1 << " pieces (see --max-positions)" << std::endl;
     if (r.hypotheses.empty()) {  // an empty line translates to an empty line (in either format)
-      std::cout << (options.n_best == 1 ? "" : std::to_string(i) + " |||  ||| 0") << "\n";
+      std::cout << (n_best_format ? std::to_string(i) + " |||  ||| 0" + (token_scores ? " |||" : "") : "") << "\n";
       continue;
     }
-    if (options.n_best == 1) {
+    if (!n_best_format) {
       std::cout << translator.text(r.hypotheses.front()) << "\n";
     } else {
-      for (const auto& h : r.hypotheses)
-        std::cout << i << " ||| " << translator.text(h) << " ||| " << h.score << "\n";
+      for (const auto& h : r.hypotheses) {
+        std::cout << i << " ||| " << translator.text(h) << " ||| " << h.score;
+        if (token_scores) {
+          std::cout << " |||";
+          for (double lp : h.token_log_probs) std::cout << " " << lp;
+        }
+        std::cout << "\n";
+      }
     }
     if (options.keep_attention && !plotted) {
       const auto& best = r.hypotheses.front();

@@ -23,10 +23,17 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
       ("min-length", po::value<int64_t>()->default_value(d.min_length),
        "shortest finished output in pieces: EOS is not allowed before (1, as fairseq, rules out empty outputs; "
        "0 allows them)")
+      ("no-repeat-ngram-size", po::value<int64_t>()->default_value(d.no_repeat_ngram_size),
+       "forbid any n-gram of this size from appearing twice in one output, as fairseq (0 = off)")
       ("batch-size", po::value<int64_t>()->default_value(32), "sentences decoded together");
   if (with_n_best)
     desc.add_options()("n-best", po::value<int64_t>()->default_value(d.n_best),
                        "hypotheses printed per sentence (at most --beam-size), as 'i ||| text ||| score'");
+  if (with_n_best)
+    desc.add_options()("token-scores", po::bool_switch(),
+                       "print every hypothesis (even with --n-best 1) as 'i ||| text ||| score ||| log-probs', the "
+                       "last field the model's log-probability of each output piece, EOS's last (fairseq's "
+                       "positional scores)");
 }
 
 SearchOptions search_options(const po::variables_map& vm) {
@@ -37,6 +44,7 @@ SearchOptions search_options(const po::variables_map& vm) {
   o.max_length_ratio = vm["max-length-ratio"].as<double>();
   o.max_length = vm["max-length"].as<int64_t>();
   o.min_length = vm["min-length"].as<int64_t>();
+  o.no_repeat_ngram_size = vm["no-repeat-ngram-size"].as<int64_t>();
   if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
   validate_search_options(o);
   if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");

@@ -111,6 +111,7 @@ DecoderState Seq2SeqImpl::init(const torch::Tensor& src) {
   st.tensors["mask"] = enc.mask;
   st.tensors["summary"] = enc.summary;
   if (enc.keys.defined()) st.tensors["keys"] = enc.keys;
+  st.per_sentence = {"states", "mask", "summary", "keys"};
   st.tensors["h"] = s0.h_batch_major();
   if (s0.c.defined()) st.tensors["c"] = s0.c_batch_major();
   if (options_.input_feeding())

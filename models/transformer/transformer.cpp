@@ -106,11 +106,13 @@ DecoderState TransformerSeq2SeqImpl::init(const torch::Tensor& src) {
   const int64_t N = src.size(0), H = options_.num_heads(), d_k = options_.d_model() / H;
   DecoderState st;
   st.tensors["src_mask"] = enc.mask;
+  st.per_sentence.insert("src_mask");
   auto memory = decoder->project_memory(enc.memory);
   auto empty = torch::empty({N, H, 0, d_k}, enc.memory.options());
   for (size_t l = 0; l < memory.size(); ++l) {
     st.tensors[layer_key("k_cross", l)] = memory[l].k;
     st.tensors[layer_key("v_cross", l)] = memory[l].v;
+    st.per_sentence.insert({layer_key("k_cross", l), layer_key("v_cross", l)});
     st.tensors[layer_key("k_self", l)] = empty;
     st.tensors[layer_key("v_self", l)] = empty;
   }
