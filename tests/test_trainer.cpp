@@ -124,6 +124,34 @@ TEST(Trainer, ResumeIsExact) {
   fs::remove_all(dir_b);
 }
 
+// Adam's and AdamW's states have the same tensors, so loading one into the other succeeds;
+// resume must refuse rather than continue a different optimizer with the old moments.
+TEST(Trainer, ResumeRefusesAnotherOptimizer) {
+  torch::set_num_threads(1);
+  const auto dir = temp_dir("resume_optimizer");
+  auto config = [](const std::string& optimizer) {
+    return Config::resolve(trainer_schema(), "", {"--max_steps", "2", "--valid_interval", "0", "--log_interval",
+                                                  "1000", "--device", "cpu", "--lr", "0.01", "--optimizer", optimizer});
+  };
+  torch::manual_seed(1);
+  CopyTask a;
+  auto adam = config("adam");
+  a.setup(adam, {});
+  ASSERT_EQ(Trainer(a, adam, "translation", dir).train(false), 0);
+  CopyTask b;
+  auto adamw = config("adamw");
+  b.setup(adamw, {});
+  try {
+    Trainer(b, adamw, "translation", dir).train(true);
+    FAIL() << "resumed an adam run as adamw";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("optimizer = adam,"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("adamw"), std::string::npos) << msg;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Trainer, CorruptAndMismatchedCheckpointsAreClearErrors) {
   const auto dir = temp_dir("corrupt");
   const auto path = dir + "/checkpoint_last.pt";

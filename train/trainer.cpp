@@ -446,10 +446,16 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
     auto it = before.find(key);
     const bool budget = std::find(std::begin(kBudgetKeys), std::end(kBudgetKeys), key) != std::end(kBudgetKeys);
     if (it == before.end() || it->second == value || budget) continue;
+    // Adam and AdamW (and SGD with and without momentum) keep tensors of the same shapes, so
+    // the saved state would load into the other one and silently continue a different run
+    // (fairseq refuses likewise unless told --reset-optimizer).
+    if (key == "optimizer")
+      throw UserError("--resume: the checkpoint was trained with optimizer = " + it->second + ", this config says " +
+                      value + "; its moments and step counts belong to " + it->second +
+                      ": resume with optimizer = " + it->second + ", or start a new run");
     changed += (changed.empty() ? "" : ", ") + key + " (" + it->second + " -> " + value + ")";
   }
-  return changed.empty() ? "" : "; config keys changed since the checkpoint: " + changed +
-                                    " (a model's shape cannot change on --resume)";
+  return changed.empty() ? "" : "config keys changed since the checkpoint: " + changed;
 }
 
 bool Trainer::time_up() const {
@@ -607,11 +613,14 @@ bool Trainer::begin(bool resume) {
   if (resume) {
     auto header = read_checkpoint_header(last);
     if (header.task != task_name_) throw UserError(last + ": checkpoint of task '" + header.task + "', not '" + task_name_ + "'");
+    const std::string changed = changed_keys(header.config);
     try {
       load_checkpoint_weights(last, *model_, optimizer_.get(), /*restore_rng=*/true);
     } catch (const UserError& e) {
-      throw UserError(std::string(e.what()) + changed_keys(header.config));
+      throw UserError(std::string(e.what()) +
+                      (changed.empty() ? "" : "; " + changed + " (a model's shape cannot change on --resume)"));
     }
+    if (!changed.empty()) s.log.message("resuming with " + changed);
     // What the task carries from batch to batch (a language model's TBPTT state) continues too.
     task_.restore_artifacts(header.artifacts);
     t = header.state;

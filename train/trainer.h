@@ -182,7 +182,8 @@ class Trainer {
   void save(const std::string& name);
   void save_last_and_best();  // checkpoint_last.pt, and checkpoint_best.pt as a second name of it
   std::string saved_config() const;
-  // ", config keys changed since the checkpoint: k (old -> new), ..." or "".
+  // "config keys changed since the checkpoint: k (old -> new), ..." (budgets left out) or "".
+  // Throws UserError when the optimizer changed: its saved state would load into the other.
   std::string changed_keys(const std::string& checkpoint_ini) const;
   int64_t planned_updates();  // updates max_steps and max_epochs allow (0: unbounded)
   double eta_s() const;
