@@ -14,12 +14,19 @@
 # words/s = epochs x the corpus's whitespace words / whole-process wall time (vocabulary scan
 # included, the same numerator for every tool); ours also holds out 1 line in valid_every (500)
 # for its validation loss, which the peers train on.
+# With a GloVe config (task = glove, e.g. --config configs/glove.ini) the peer is the original
+# glove.c (../shared/bench/peers/glove/run.sh: vocab_count, cooccur, shuffle, glove) with the
+# config's dim, window, min_count, x_max, alpha, iterations (--epochs, default the config's
+# max_epochs) and eta = 1/sqrt(adagrad_initial_accumulator) (glove.c's step equals our AdaGrad at
+# lr 1 with that accumulator; see configs/glove.ini); the table then gives entries/s
+# (iterations x non-zero co-occurrences / whole-process wall, counting and shuffling included).
+# Ours holds out 1 pair in valid_every (100) for its validation loss; glove.c trains on all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DATA=data/english
 CONFIG=configs/skipgram-ns.ini
-EPOCHS=5
+EPOCHS=""
 THREADS=2
 OUT=""
 FASTTEXT=1
@@ -33,7 +40,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --skip-fasttext) FASTTEXT=0; shift ;;
     --skip-gensim) GENSIM=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,20 +63,6 @@ export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
 . bench/blas_core.sh
 blas_core_export "$NLPZOO" "$OUT/matmul.txt" --size 512 --repeat 4  # gensim's numpy: same OpenBLAS core
 cfg() { awk -F' *= *' -v k="$1" '$1 == k {print $2}' "$CONFIG" | tail -1; }
-MODEL=$(cfg model); OBJECTIVE=$(cfg objective)
-DIM=$(cfg dim); WINDOW=$(cfg window); NEGATIVE=$(cfg negative); MIN_COUNT=$(cfg min_count)
-SAMPLE=$(cfg sample); LR=$(cfg lr); MIN_LR=$(cfg min_lr)
-MINN=$(cfg minn); MAXN=$(cfg maxn); BUCKET=$(cfg bucket)
-MINN=${MINN:-3}; MAXN=${MAXN:-0}; BUCKET=${BUCKET:-2000000}
-[ "$MAXN" = 0 ] && MINN=0
-[ "$OBJECTIVE" = softmax ] && { echo "bench: the peers have no full-softmax word2vec; use ns or hs" >&2; exit 1; }
-SG=1; [ "$MODEL" = cbow ] && SG=0
-HS=0; NEG=$NEGATIVE; FT_LOSS=ns
-[ "$OBJECTIVE" = hs ] && { HS=1; NEG=0; FT_LOSS=hs; }
-echo "model=$MODEL objective=$OBJECTIVE dim=$DIM window=$WINDOW negative=$NEGATIVE min_count=$MIN_COUNT" \
-     "sample=$SAMPLE lr=$LR minn=$MINN maxn=$MAXN bucket=$BUCKET epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" \
-  | tee "$OUT/hyper.txt"
-wc -w < "$CORPUS" > "$OUT/corpus_words.txt"
 now() { date +%s.%N; }
 timed() {  # name, command...: wall seconds to OUT/name.wall, GNU time -v to OUT/name.time
   local name=$1; shift
@@ -85,6 +78,76 @@ evaluate() {  # name, vector flags...
   "$NLPZOO" embed eval "$@" --analogy "$ANALOGY" --similarity "$SIMILARITY" --json "$OUT/$name.eval.json" \
     > "$OUT/$name.eval.txt"
 }
+wc -w < "$CORPUS" > "$OUT/corpus_words.txt"
+
+if [ "$(cfg task)" = glove ]; then
+  EPOCHS=${EPOCHS:-$(cfg max_epochs)}
+  PEER=${GLOVE_PEER:-../shared/bench/peers/glove/run.sh}
+  [ -x "$PEER" ] || { echo "bench: $PEER not found (set GLOVE_PEER=.../peers/glove/run.sh)" >&2; exit 1; }
+  [ "$(cfg lr)" = 1 ] || echo "bench: warning: lr = $(cfg lr) in $CONFIG; glove.c's step equals ours only at lr 1" >&2
+  ETA=$(/usr/bin/python3 -c "print(1 / $(cfg adagrad_initial_accumulator) ** 0.5)")
+  echo "dim=$(cfg dim) window=$(cfg window) min_count=$(cfg min_count) x_max=$(cfg x_max) alpha=$(cfg alpha)" \
+       "iterations=$EPOCHS eta=$ETA threads=$THREADS corpus=$CORPUS" | tee "$OUT/hyper.txt"
+  echo "== ours: nlpzoo train --config $CONFIG --max_epochs $EPOCHS"
+  timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --max_epochs "$EPOCHS"
+  evaluate ours --run-dir "$OUT/ours" --checkpoint last
+  echo "== glove.c ($PEER)"
+  timed glovec env DIM="$(cfg dim)" WINDOW="$(cfg window)" MIN_COUNT="$(cfg min_count)" X_MAX="$(cfg x_max)" \
+    ALPHA="$(cfg alpha)" ITER="$EPOCHS" ETA="$ETA" "$PEER" "$CORPUS" "$OUT/glovec" "$THREADS"
+  evaluate glovec --vectors "$OUT/glovec/vectors.w2v.txt"
+  /usr/bin/python3 - "$OUT" "$EPOCHS" <<'PY'
+import json, re, sys
+out, iters = sys.argv[1], int(sys.argv[2])
+nan = float("nan")
+m = re.search(r"(\d+) non-zeros", open(f"{out}/ours.log").read())
+entries = int(m.group(1)) if m else nan
+def rss(t):
+    for line in open(f"{out}/{t}.time"):
+        if "Maximum resident set size" in line:
+            return int(line.split()[-1]) / 1024
+    return nan
+col = {}
+for t in ("ours", "glovec"):
+    e = json.load(open(f"{out}/{t}.eval.json"))
+    a = e["analogy"]["total"]
+    wall = float(open(f"{out}/{t}.wall").read())
+    col[t] = {"eps": iters * entries / wall, "wall": wall, "rss": rss(t), "vocab": e["words"],
+              "acc": 100 * a["accuracy"], "cov": 100 * a["coverage"],
+              "rho": e["similarity"]["spearman"] if e["similarity"]["spearman"] is not None else nan}
+stages = {l.split()[0]: float(l.split()[2]) for l in open(f"{out}/glovec/times.txt") if "wall_s" in l}
+rows = [("entries/s (iterations x non-zeros / whole-process wall)", "eps", "{:12.0f}"),
+        ("wall time (s)", "wall", "{:12.1f}"), ("peak RSS (MiB)", "rss", "{:12.0f}"),
+        ("vocabulary (words)", "vocab", "{:12.0f}"), ("analogy accuracy, overall (%)", "acc", "{:12.2f}"),
+        ("analogy coverage (% of questions)", "cov", "{:12.2f}"), ("WordSim-353 Spearman rho", "rho", "{:12.3f}")]
+lines = [f"{'metric':58}{'ours':>12}{'glove.c':>12}{'ours/glove.c':>14}"]
+for name, key, f in rows:
+    a, b = col["ours"][key], col["glovec"][key]
+    lines.append(f"{name:58}" + f.format(a) + f.format(b) + (f"{a / b:14.2f}" if b else f"{'n/a':>14}"))
+lines.append(f"{entries} non-zero co-occurrences x {iters} iterations; glove.c stages (wall s): "
+             + ", ".join(f"{k} {v:.1f}" for k, v in stages.items()))
+lines.append(open(f"{out}/hyper.txt").read().strip())
+table = "\n".join(lines)
+print(table)
+open(f"{out}/table.txt", "w").write(table + "\n")
+PY
+  echo "results in $OUT (table.txt)"
+  exit 0
+fi
+
+EPOCHS=${EPOCHS:-5}
+MODEL=$(cfg model); OBJECTIVE=$(cfg objective)
+DIM=$(cfg dim); WINDOW=$(cfg window); NEGATIVE=$(cfg negative); MIN_COUNT=$(cfg min_count)
+SAMPLE=$(cfg sample); LR=$(cfg lr); MIN_LR=$(cfg min_lr)
+MINN=$(cfg minn); MAXN=$(cfg maxn); BUCKET=$(cfg bucket)
+MINN=${MINN:-3}; MAXN=${MAXN:-0}; BUCKET=${BUCKET:-2000000}
+[ "$MAXN" = 0 ] && MINN=0
+[ "$OBJECTIVE" = softmax ] && { echo "bench: the peers have no full-softmax word2vec; use ns or hs" >&2; exit 1; }
+SG=1; [ "$MODEL" = cbow ] && SG=0
+HS=0; NEG=$NEGATIVE; FT_LOSS=ns
+[ "$OBJECTIVE" = hs ] && { HS=1; NEG=0; FT_LOSS=hs; }
+echo "model=$MODEL objective=$OBJECTIVE dim=$DIM window=$WINDOW negative=$NEGATIVE min_count=$MIN_COUNT" \
+     "sample=$SAMPLE lr=$LR minn=$MINN maxn=$MAXN bucket=$BUCKET epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" \
+  | tee "$OUT/hyper.txt"
 
 echo "== ours: nlpzoo train --config $CONFIG --max_epochs $EPOCHS"
 timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --device cpu \
