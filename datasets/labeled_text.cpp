@@ -18,8 +18,8 @@ ConfigSchema tsv_layout_schema() {
       .add("text_column", "auto", "the sentence's field: a 0-based index, or the header line's name for it (auto = "
                                   "field 0 of 2-field lines; SST-2: auto, CoLA: 3, RTE and STS-B: sentence1)")
       .add("text_b_column", "", "a pair task's second sentence, as text_column (RTE, STS-B: sentence2); the pair is "
-                                "one input, A <eos> B, the longer side cut first to fit max_positions (\"\" = single "
-                                "sentences)")
+                                "one input, A <eos> B (arch = bert: [CLS] A [SEP] B [SEP]), the longer side cut first "
+                                "to fit max_positions (\"\" = single sentences)")
       .add("label_column", "auto", "the label's field, as text_column (auto = field 1 of 2-field lines; CoLA: 1, "
                                    "RTE: label, STS-B: score)")
       .add("tsv_header", "auto", "whether line 1 is a header: auto = when a column is named, or when its label "

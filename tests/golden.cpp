@@ -118,14 +118,23 @@ json language_model_outputs(TextGenerator& generator) {
   return {{"inputs", {{"lines", kReferences}, {"prompt", kPrompt}}}, {"outputs", out}};
 }
 
+// Class probabilities and labels (a regression model: its scores) of the fixed sentences; a
+// pair model reads each sentence with the next one as "A<TAB>B".
 json classifier_outputs(SentenceClassifier& classifier) {
+  std::vector<std::string> inputs = kSentences;
+  if (classifier.pair_input())
+    for (size_t i = 0; i < inputs.size(); ++i) inputs[i] = kSentences[i] + "\t" + kSentences[(i + 1) % kSentences.size()];
   json out;
   out["label_names"] = classifier.labels();
-  for (const auto& p : classifier.predict(kSentences, torch::kCPU, /*batch_size=*/8)) {
+  for (const auto& p : classifier.predict(inputs, torch::kCPU, /*batch_size=*/8)) {
+    if (classifier.labels().empty()) {
+      out["scores"].push_back(r6(p.score));
+      continue;
+    }
     out["probabilities"].push_back(numbers(torch::tensor(p.probabilities)));
     out["labels"].push_back(classifier.labels().at(p.label_id));
   }
-  return {{"inputs", {{"sentences", kSentences}}}, {"outputs", out}};
+  return {{"inputs", {{"sentences", inputs}}}, {"outputs", out}};
 }
 
 // The cloze lines: the reference verses with a word masked out.

@@ -70,6 +70,12 @@ std::string train_translation(const std::string& extra) {
          kTinyTranslation + " " + extra;
 }
 
+// configs/sst2-bert.ini at a tiny size.
+std::string train_bert(const std::string& extra) {
+  return "train --config " + test::shell_quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/sst2-bert.ini") +
+         " --data-dir {root}/sst --run-dir {root}/run --device cpu --max-steps 1 " + extra;
+}
+
 std::string train_classifier(const std::string& extra = "") {
   return "train --config " + test::shell_quote(kSst2) + " --data-dir {root}/sst --run-dir {root}/run --device cpu "
          "--vocab_size 30 --max-steps 1 " + extra;
@@ -118,6 +124,17 @@ std::vector<BadInput> cases() {
        train_classifier("--text_column 2"), "", {"text_column"}, {"run/spm.model"}},
       {"one label only", {{"sst/train.tsv", "sentence\tlabel\na film\t1\nthe film\t1\n"}, {"sst/dev.tsv", sst_lines(4)}},
        train_classifier(), "", {"{root}/sst/train.tsv", "two labels"}, {"run/checkpoint_last.pt"}},
+      // Fine-tuning BERT (arch = bert): init_from must be a pre-trained masked_lm run folder.
+      {"init_from missing", {{"sst/train.tsv", sst_lines(20)}, {"sst/dev.tsv", sst_lines(4)}},
+       train_bert("--init_from {root}/nowhere"), "", {"'init_from'", "{root}/nowhere does not exist"}, {"run/spm.model"}},
+      {"init_from not a run", {{"sst/train.tsv", sst_lines(20)}, {"sst/dev.tsv", sst_lines(4)}, {"notrun/x.txt", "x"}},
+       train_bert("--init_from {root}/notrun"), "", {"{root}/notrun is not a run folder", "checkpoint_last.pt"},
+       {"run/spm.model"}},
+      {"init_from a corrupt checkpoint",
+       {{"sst/train.tsv", sst_lines(20)}, {"sst/dev.tsv", sst_lines(4)}, {"bad/checkpoint_last.pt", "not a checkpoint"}},
+       train_bert("--init_from {root}/bad"), "", {"{root}/bad/checkpoint_last.pt"}, {"run/spm.model"}},
+      {"init_from with arch rnn", {{"sst/train.tsv", sst_lines(20)}, {"sst/dev.tsv", sst_lines(4)}},
+       train_classifier("--init_from {root}/sst"), "", {"'init_from'", "arch = bert"}, {"run/spm.model"}},
       // BLEU.
       {"negative smoothing value", {{"h.txt", "a b c\n"}, {"r.txt", "a b d\n"}},
        "bleu --ref {root}/r.txt --hyp {root}/h.txt --smooth floor --smooth-value -5", "", {"--smooth-value"}, {}},

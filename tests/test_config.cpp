@@ -55,7 +55,7 @@ TEST(ConfigSchema, TasksComposeTheComponentSchemas) {
   const std::map<std::string, std::vector<ConfigSchema>> uses = {
       {"translation", {tokenizer_schema(), rnn_schema(), transformer_schema()}},
       {"language_model", {tokenizer_schema(), rnn_schema()}},
-      {"classification", {tokenizer_schema(), rnn_schema()}}};
+      {"classification", {tokenizer_schema(), rnn_schema(), transformer_schema()}}};
   for (const auto& [task, components] : uses) {
     const auto own = task_own_schema(task);
     for (const auto& component : components)

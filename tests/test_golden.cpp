@@ -46,6 +46,10 @@ void write_golden_checkpoints(const fs::path& trained, const fs::path& dir) {
   auto run = load_run(trained.string(), torch::kCPU);
   CheckpointContents contents = run.header;
   contents.state.elapsed_s = 0;
+  // Version 1 always chose by the loss and cannot record another best_metric: both files hold
+  // the loss-chosen state, so that the upgraded version-1 file equals the version-2 one.
+  contents.state.best_metric = "loss";
+  contents.state.best_value = contents.state.best_valid_loss;
   fs::create_directories(dir);
   torch::manual_seed(0);
   save_checkpoint((dir / "checkpoint_v2.pt").string(), *run.task->model(), nullptr, contents);

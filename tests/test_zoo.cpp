@@ -9,6 +9,7 @@
 
 #include "datasets/io.h"
 #include "train/checkpoint.h"
+#include "train/config.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -58,6 +59,66 @@ TEST(ZooManifest, EveryConfigHasACompleteEntry) {
   }
   for (const auto& [name, e] : m["models"].items())
     EXPECT_TRUE(configs.count(name)) << "MANIFEST.json model '" << name << "' has no configs/" << name << ".ini";
+}
+
+// A fine-tuning config (arch = bert) has its pre-trained model named in the manifest
+// ("init_from"), which `zoo train` resolves to that model's trained copy: a masked_lm model of
+// the manifest, not itself fine-tuned.
+TEST(ZooManifest, FineTuningEntriesNameTheirPreTrainedModel) {
+  const auto m = manifest();
+  const auto config_value = [](const std::string& config, const std::string& key) {
+    const std::regex line("^\\s*" + key + "\\s*=\\s*(.*?)\\s*$");
+    std::smatch match;
+    for (const auto& l : read_lines(std::string(NLPZOO_SOURCE_DIR) + "/" + config))
+      if (std::regex_match(l, match, line)) return match[1].str();
+    return std::string();
+  };
+  int fine_tuned = 0;
+  for (const auto& [name, e] : m["models"].items()) {
+    SCOPED_TRACE(name);
+    const auto config = e.value("config", "");
+    const bool fine_tunes = config_value(config, "arch") == "bert";
+    EXPECT_EQ(e.contains("init_from"), fine_tunes) << config << ": arch = bert <=> an \"init_from\" entry";
+    if (!e.contains("init_from")) continue;
+    ++fine_tuned;
+    const auto from = e["init_from"].get<std::string>();
+    ASSERT_TRUE(m["models"].contains(from)) << "init_from '" << from << "' is not a model of the manifest";
+    EXPECT_FALSE(m["models"][from].contains("init_from"));
+    EXPECT_EQ(read_task_name(std::string(NLPZOO_SOURCE_DIR) + "/" + m["models"][from]["config"].get<std::string>()),
+              "masked_lm");
+    // The config leaves init_from to the command line (zoo train gives ROOT/<init_from>).
+    EXPECT_EQ(config_value(config, "init_from"), "");
+  }
+  EXPECT_EQ(fine_tuned, 4);  // sst2-bert, cola-bert, stsb-bert, rte-bert
+}
+
+// zoo train of a fine-tuning model alone, before its pre-trained model has a copy, says what to
+// train first; an init_from that names no model of the manifest is refused when it is read.
+TEST(ZooManifest, FineTuningWithoutThePreTrainedCopyNamesIt) {
+  const auto root = test::fresh_temp_dir("zoo_init_from");
+  const auto manifest_path = (root / "MANIFEST.json").string();
+  const json data = {{"command", "test"}, {"dir", (root / "data").string()}, {"files", json::array()}};
+  json m = {{"models",
+             {{"pre", {{"config", std::string(NLPZOO_SOURCE_DIR) + "/configs/bert-mini-english.ini"}, {"data", data},
+                       {"budget_steps", 1}, {"seed", 1}, {"threads", 1}}},
+              {"ft", {{"config", std::string(NLPZOO_SOURCE_DIR) + "/configs/sst2-bert.ini"}, {"data", data},
+                      {"init_from", "pre"}, {"budget_steps", 1}, {"seed", 1}, {"threads", 1}}}}}};
+  atomic_write_text(manifest_path, m.dump(2));
+  const std::string flags = " --manifest " + shell_quote(manifest_path) + " --root " + shell_quote((root / "runs").string());
+  auto r = run_cli("zoo train ft" + flags);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("ft: fine-tunes pre, which has no trained copy (" + (root / "runs" / "pre").string() +
+                       "); train it first: nlpzoo zoo train pre"),
+            std::string::npos)
+      << r.err;
+  m["models"]["ft"]["init_from"] = "nonesuch";
+  atomic_write_text(manifest_path, m.dump(2));
+  r = run_cli("zoo list" + flags);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("model 'ft': \"init_from\" must name another model of the manifest, got \"nonesuch\""),
+            std::string::npos)
+      << r.err;
+  fs::remove_all(root);
 }
 
 // zoo train / check / check --update / list on a one-model manifest: a tiny classifier trained for

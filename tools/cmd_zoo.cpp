@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -46,10 +47,38 @@ json read_manifest(const std::string& path) {
   }
   if (!m.contains("models") || !m["models"].is_object() || m["models"].empty())
     throw UserError(path + ": no \"models\" object");
-  for (const auto& [name, e] : m["models"].items())
+  for (const auto& [name, e] : m["models"].items()) {
     for (const char* key : {"config", "data", "budget_steps", "seed", "threads"})
       if (!e.contains(key)) throw UserError(path + ": model '" + name + "' has no \"" + key + "\"");
+    if (e.contains("init_from")) {
+      const auto& from = e["init_from"];
+      if (!from.is_string() || !m["models"].contains(from.get<std::string>()) || from.get<std::string>() == name)
+        throw UserError(path + ": model '" + name + "': \"init_from\" must name another model of the manifest, got " +
+                        from.dump());
+      if (m["models"][from.get<std::string>()].contains("init_from"))
+        throw UserError(path + ": model '" + name + "': its init_from '" + from.get<std::string>() +
+                        "' is itself fine-tuned; init_from names a pre-trained model");
+    }
+  }
   return m;
+}
+
+// The models in training order: each one's init_from model (when it is asked for too) first,
+// the rest in the order given.
+std::vector<std::string> training_order(const json& manifest, const std::vector<std::string>& names) {
+  std::vector<std::string> order;
+  const auto place = [&](const std::string& n) {
+    if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+  };
+  for (const auto& n : names) {
+    const auto& e = manifest["models"][n];
+    if (e.contains("init_from")) {
+      const auto from = e["init_from"].get<std::string>();
+      if (std::find(names.begin(), names.end(), from) != names.end()) place(from);
+    }
+    place(n);
+  }
+  return order;
 }
 
 // The names asked for, each checked against the manifest; all of them when none is given.
@@ -141,13 +170,24 @@ int run_train(const std::vector<std::string>& args) {
       "Trains each named reference model (default: all) as checkpoints/MANIFEST.json says: its config, data\n"
       "folder, budget in steps, seed and threads, into ROOT/NAME (a copy there continues with --resume).\n"
       "A data file or config whose sha256 differs from the manifest's is reported: its numbers will not be\n"
-      "comparable. Options");
+      "comparable. A model with \"init_from\" (fine-tuning) starts from that model's copy, ROOT/<init_from>,\n"
+      "which is trained first when it is asked for too. Options");
   add_zoo_flags(desc);
   auto vm = parse_args(args, desc, "zoo train [NAME ...] [--manifest FILE] [--root DIR]", {"names"});
   if (!vm) return 0;
   const auto path = (*vm)["manifest"].as<std::string>();
   const auto manifest = read_manifest(path);
-  const auto names = chosen(*vm, manifest, path);
+  const auto names = training_order(manifest, chosen(*vm, manifest, path));
+  // A fine-tuning model needs its pre-trained model's copy: trained here first, or already there.
+  for (const auto& name : names) {
+    const auto& e = manifest["models"][name];
+    if (!e.contains("init_from") || fs::exists(run_dir(*vm, name) + "/checkpoint_last.pt")) continue;
+    const auto from = e["init_from"].get<std::string>();
+    if (std::find(names.begin(), names.end(), from) == names.end() &&
+        !fs::exists(run_dir(*vm, from) + "/checkpoint_last.pt"))
+      throw UserError(name + ": fine-tunes " + from + ", which has no trained copy (" + run_dir(*vm, from) +
+                      "); train it first: nlpzoo zoo train " + from);
+  }
   for (size_t i = 0; i < names.size(); ++i) {
     const auto& name = names[i];
     const auto& e = manifest["models"][name];
@@ -176,6 +216,9 @@ int run_train(const std::vector<std::string>& args) {
       train_args = {"train",       "--config",  e["config"].get<std::string>(), "--data-dir",
                     e["data"]["dir"].get<std::string>(), "--run-dir", dir, "--max-steps", steps,
                     "--seed",      std::to_string(e["seed"].get<int64_t>())};
+    // A fine-tuning run starts from its pre-trained model's copy; a resumed one has its weights.
+    if (e.contains("init_from") && train_args[1] == "--config")
+      train_args.insert(train_args.end(), {"--init_from", run_dir(*vm, e["init_from"].get<std::string>())});
     const auto r = run_self(train_args, {threads_env(e)}, /*capture_stdout=*/false);
     if (r.status != 0) throw UserError(name + ": nlpzoo train exited with status " + std::to_string(r.status));
     const json cost = {{"wall_s", std::round(r.wall_s)}, {"peak_rss_mb", r.peak_rss_kb / 1024}};

@@ -114,4 +114,14 @@ BertClassificationHeadImpl::BertClassificationHeadImpl(int64_t d_model, int64_t 
 
 torch::Tensor BertClassificationHeadImpl::forward(const torch::Tensor& pooled) { return output(dropout(pooled)); }
 
+BertForSequenceClassificationImpl::BertForSequenceClassificationImpl(const BertOptions& o, int64_t num_labels)
+    : num_labels_(num_labels) {
+  bert = register_module("bert", BertModel(o));
+  head = register_module("head", BertClassificationHead(o.d_model(), num_labels, o.dropout()));
+}
+
+torch::Tensor BertForSequenceClassificationImpl::forward(const torch::Tensor& tokens, const torch::Tensor& segments) {
+  return head(bert->pooler(bert(tokens, segments)));  // [B, num_labels]
+}
+
 }  // namespace nlpzoo

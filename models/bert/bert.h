@@ -151,4 +151,27 @@ class BertClassificationHeadImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BertClassificationHead);
 
+/// BERT fine-tuned on a sentence or sentence-pair task (Devlin et al. sec. 4, fig. 4a-b):
+/// logits = head(pooler(BertModel(tokens, segments))), the pooled [CLS] state through dropout
+/// and a linear layer; num_labels outputs for classification (cross-entropy), 1 for regression
+/// (squared error). Children: bert (BertModel, whose names "bert.*" match BertForPreTraining's,
+/// so a pre-trained encoder loads by name) and head (BertClassificationHead, dropout =
+/// options.dropout()). The input layout ([CLS] A [SEP] B [SEP], segment ids) is the data side's.
+class BertForSequenceClassificationImpl : public torch::nn::Module {
+ public:
+  /// Throws c10::Error for inconsistent sizes (as BertModel) or num_labels < 1.
+  BertForSequenceClassificationImpl(const BertOptions& options, int64_t num_labels);
+  /// tokens: [B, S] int64 padded with pad_id, position 0 the [CLS] of each row; segments: [B, S]
+  /// int64 in [0, type_vocab_size) or undefined (all 0). Returns logits [B, num_labels] float.
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& segments = {});
+  int64_t num_labels() const { return num_labels_; }
+
+  BertModel bert{nullptr};
+  BertClassificationHead head{nullptr};
+
+ private:
+  int64_t num_labels_;
+};
+TORCH_MODULE(BertForSequenceClassification);
+
 }  // namespace nlpzoo

@@ -40,6 +40,8 @@ std::vector<std::string> ClassificationTask::export_torchscript(const std::strin
   if (regression_)
     throw UserError("cannot write " + path + ": regression models (objective = regression) have no TorchScript "
                     "export yet");
+  if (bert_arch_)
+    throw UserError("cannot write " + path + ": BERT classifiers (arch = bert) have no TorchScript export yet");
   auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(model_.get());
   if (average == nullptr)
     throw UserError("cannot write " + path +

@@ -13,7 +13,10 @@
 #include "infer/embedding_eval.h"  // pearson_r, spearman_rho
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
+#include "train/checkpoint_v1.h"
 #include "train/tasks/component_schemas.h"
+#include "train/tasks/masked_lm_task.h"  // bert_options, parameters_without_weight_decay
+#include "train/tasks/registry.h"        // load_run
 #include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -36,14 +39,25 @@ ConfigSchema classification_schema() {
       .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
       .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
                                         "Penn-Treebank tokenization does, before tokenizing")
-      .add("max_positions", "256", "longest input in pieces (a pair: A <eos> B); longer ones are cut, the longer "
-                                   "side of a pair first, with a warning")
-      .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear) or rnn "
-                          "(recurrent encoder, keys cell..pooling, -> linear)", {"avg_emb", "rnn"})
+      .add("max_positions", "256", "longest input in pieces (a pair: A <eos> B; bert: [CLS] A [SEP] B [SEP], and the "
+                                   "position table's rows); longer ones are cut, the longer side of a pair first, "
+                                   "with a warning")
+      .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear), rnn (recurrent encoder, keys "
+                          "cell..pooling, -> linear) or bert (BERT encoder, masked_lm's size keys, pooled [CLS] -> linear)",
+           {"avg_emb", "rnn", "bert"})
+      .add("init_from", "", "bert: a pre-trained masked_lm run folder whose tokenizer and encoder weights (bert.*) start "
+                            "the model, and whose size keys it takes (\"\" = random init)")
       .merge(rnn_schema())
+      .merge(transformer_schema())
+      .set_default("activation", "gelu", "bert: feed-forward activation")
+      .set_default("positions", "learned", "bert: learned absolute positions (the only kind BERT takes)")
+      .set_default("attention_dropout", "0.1", "bert: dropout on attention weights")
+      .add("type_vocab_size", "2", "bert: segment (token type) embeddings")
       .set_default("embed_dim", "128", "token embedding size (= the dimension of pretrained_vectors, if given)")
       .set_default("hidden_size", "128", "rnn: state size per direction")
-      .set_default("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers)")
+      .set_default("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers; "
+                                     "bert: also on the embeddings and every sub-layer)")
+      .set_default("num_layers", "1", "rnn: stacked recurrent layers; bert: encoder layers")
       .add("bidirectional", "true", "rnn: read the sentence in both directions")
       .add("pooling", "last", "rnn: sentence vector = final states (last), or max or mean over positions",
            {"last", "max", "mean"})
@@ -87,12 +101,41 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   normalization_.split_punctuation = config.get_bool("split_punctuation");
   const TsvLayout layout = tsv_layout(config);
   pair_ = !layout.text_b.empty();
-  if (pair_ && max_positions_ < 3)
-    throw UserError("config key 'max_positions': a pair (text_b_column) needs at least 3 positions (A <eos> B), got " +
-                    config.get("max_positions"));
-  // Vectors initialise a new run only; a resumed or loaded run has its trained rows.
+  bert_arch_ = config.get("arch") == "bert";
+  // Vectors and init_from initialise a new run only; a resumed or loaded run has its trained weights.
   const bool fresh = !context.resume && restored_.empty();
   const std::string vectors_path = fresh ? config.get("pretrained_vectors") : "";
+  const std::string init_from = config.get("init_from");
+  std::optional<PretrainedEncoder> pretrained;
+  if (bert_arch_) {
+    if (!config.get("pretrained_vectors").empty())
+      throw UserError("config key 'pretrained_vectors': arch = bert takes no word vectors (init_from loads a "
+                      "pre-trained encoder); leave it empty");
+    if (config.get_bool("freeze_embeddings"))
+      throw UserError("config key 'freeze_embeddings': arch = bert fine-tunes every weight; set it to false");
+    if (fresh && !init_from.empty()) {
+      pretrained = read_pretrained_encoder(init_from, config);
+    } else if (context.resume && restored_.empty() && !init_from.empty() &&
+               !fs::exists(context.run_dir + "/checkpoint_last.pt")) {
+      // Reusing a run folder that has no checkpoint yet: a data-parallel rank other than 0 at the
+      // start, which takes the sizes here and rank 0's loaded weights by broadcast. (A resumed
+      // run's config holds the sizes already, and init_from is never read again.)
+      read_pretrained_encoder(init_from, config, /*with_weights=*/false);
+    }
+    max_positions_ = config_int_at_least(config, "max_positions");  // the pre-trained run's
+    bert_options(config);
+    if (pair_ && config.get_int("type_vocab_size") < 2)
+      throw UserError("config key 'type_vocab_size': a pair (text_b_column) needs 2 segments, got " +
+                      config.get("type_vocab_size"));
+  } else if (!init_from.empty()) {
+    throw UserError("config key 'init_from': only arch = bert loads a pre-trained run (arch is " + config.get("arch") +
+                    "); leave it empty");
+  }
+  // The fewest positions an input takes: one piece per sentence and the separators.
+  const int64_t least = bert_arch_ ? (pair_ ? 5 : 3) : (pair_ ? 3 : 1);
+  if (max_positions_ < least)
+    throw UserError("config key 'max_positions': " + input_layout() + " needs at least " + std::to_string(least) +
+                    " positions, got " + config.get("max_positions"));
   if (!vectors_path.empty()) {
     const auto header = read_word_vectors_header(vectors_path);
     if (header.dim != config.get_int("embed_dim"))
@@ -105,14 +148,27 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   if (fresh) splits.insert(Split::kTrain);  // labels and tokenizer come from the train split
   for (Split split : splits) raw_[split] = read_labeled_text(split_path(context.data_dir, split), layout);
   labels_ = make_labels(context);
-  tokenizer_ = make_tokenizer(config, context);
+  tokenizer_ = make_tokenizer(config, context, pretrained ? pretrained->spm_model : "");
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
   config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
-  const auto options = classifier_options(config, regression_ ? 1 : static_cast<int64_t>(labels_.size()));
-  if (config.get("arch") == "avg_emb") {
-    model_ = AverageEmbeddingClassifier(options).ptr();
+  const int64_t outputs = regression_ ? 1 : static_cast<int64_t>(labels_.size());
+  if (bert_arch_) {
+    if (tokenizer_->vocab_size() <= kSepId || tokenizer_->id_to_piece(kClsId) != "[CLS]" ||
+        tokenizer_->id_to_piece(kSepId) != "[SEP]")
+      throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = bert needs a model made "
+                      "with them: by masked_lm, or by an arch = bert run)");
+    bert_ = BertForSequenceClassification(bert_options(config), outputs);
+    if (pretrained) load_pretrained(*pretrained);
+    else if (fresh)
+      std::cout << "arch = bert without init_from: the encoder starts at random (the ablation; --init_from RUN_DIR "
+                   "fine-tunes a pre-trained masked_lm run)" << std::endl;
   } else {
-    model_ = RnnClassifier(options).ptr();
+    const auto options = classifier_options(config, outputs);
+    if (config.get("arch") == "avg_emb") {
+      model_ = AverageEmbeddingClassifier(options).ptr();
+    } else {
+      model_ = RnnClassifier(options).ptr();
+    }
   }
   if (!vectors_path.empty()) init_from_vectors(vectors_path);
 
@@ -144,7 +200,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
               << " from " << raw.path << std::endl;
     if (cut > 0)
       std::cerr << "warning: " << raw.path << ": " << cut << " input(s) longer than max_positions (" << max_positions_
-                << " pieces" << (pair_ ? ", A <eos> B" : "") << ") were cut" << (pair_ ? ", the longer side first" : "")
+                << " pieces, " << input_layout() << ") were cut" << (pair_ ? ", the longer side first" : "")
                 << "; the first at line " << first_cut << std::endl;
   }
 }
@@ -173,8 +229,14 @@ std::vector<std::string> ClassificationTask::make_labels(const TaskContext& cont
   return labels;
 }
 
-Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskContext& context) {
+Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskContext& context,
+                                             const std::string& pretrained_spm) {
   const auto restored = restored_.find("spm.model");
+  if (restored == restored_.end() && !pretrained_spm.empty()) {
+    // The pre-trained run's model, as it is: its pieces are the encoder's embedding rows.
+    if (!context.run_dir.empty()) atomic_write_text(context.run_dir + "/spm.model", pretrained_spm);
+    return Tokenizer::from_serialized(pretrained_spm);
+  }
   // SentencePiece reads files; it learns from the sentences as the model will see them.
   const std::string text_path = context.run_dir + "/spm.train.txt";
   auto tokenizer = run_tokenizer(
@@ -185,7 +247,8 @@ Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskCon
         atomic_write_text(text_path, text);
         return std::vector<std::string>{text_path};
       },
-      restored != restored_.end() ? restored->second : "", config.get_int("vocab_size"), config, context);
+      restored != restored_.end() ? restored->second : "", config.get_int("vocab_size"), config, context,
+      bert_arch_ ? bert_special_pieces() : std::vector<std::string>{});
   if (!context.run_dir.empty()) fs::remove(text_path);
   return tokenizer;
 }
@@ -206,21 +269,29 @@ std::vector<int64_t> ClassificationTask::encode(const std::string& sentence, con
     if (ids.empty()) ids.push_back(kUnkId);
     return ids;
   };
-  auto ids = pieces(sentence);
-  bool was_cut = false;
-  if (b == nullptr) {
-    was_cut = static_cast<int64_t>(ids.size()) > max_positions_;
-    if (was_cut) ids.resize(max_positions_);
-  } else {
-    auto ids_b = pieces(*b);
-    // BERT's truncate_seq_pair: one piece at a time off the longer side (B on a tie).
-    size_t na = ids.size(), nb = ids_b.size();
-    const auto room = static_cast<size_t>(max_positions_ - 1);  // one position for <eos>
-    was_cut = na + nb > room;
-    while (na + nb > room) (na > nb ? na : nb) -= 1;
-    ids.resize(na);
-    ids.push_back(kEosId);
-    ids.insert(ids.end(), ids_b.begin(), ids_b.begin() + static_cast<int64_t>(nb));
+  const auto a = pieces(sentence);
+  const auto ids_b = b != nullptr ? pieces(*b) : std::vector<int64_t>{};
+  // Positions the separators take: <eos> between a pair; BERT's [CLS] first and [SEP] after each.
+  const int64_t separators = bert_arch_ ? (b != nullptr ? 3 : 2) : (b != nullptr ? 1 : 0);
+  const auto room = static_cast<size_t>(max_positions_ - separators);
+  // BERT's truncate_seq_pair: one piece at a time off the longer side (B on a tie).
+  size_t na = a.size(), nb = ids_b.size();
+  const bool was_cut = na + nb > room;
+  while (na + nb > room) (na > nb || b == nullptr ? na : nb) -= 1;
+  std::vector<int64_t> ids;
+  ids.reserve(na + nb + separators);
+  // BERT's layout belongs to the task: a special piece inside the text reads as <unk>.
+  const auto text = [&](const std::vector<int64_t>& from, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      ids.push_back(bert_arch_ && from[i] >= kClsId && from[i] <= kMaskId ? kUnkId : from[i]);
+  };
+  if (bert_arch_) ids.push_back(kClsId);
+  text(a, na);
+  if (bert_arch_) ids.push_back(kSepId);
+  if (b != nullptr) {
+    if (!bert_arch_) ids.push_back(kEosId);
+    text(ids_b, nb);
+    if (bert_arch_) ids.push_back(kSepId);
   }
   if (cut != nullptr) *cut = was_cut;
   return ids;
@@ -281,15 +352,18 @@ Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) 
   batch.index = index;
   batch.num_examples = batch.num_tokens = static_cast<int64_t>(rows.size());
   batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"rows", torch::tensor(rows, torch::kInt64)}};
+  if (bert_arch_) batch.tensors["segments"] = pair_segments(batch.tensors.at("tokens"));
   if (regression_) batch.tensors["targets"] = torch::tensor(targets, torch::kFloat32);
   else batch.tensors["labels"] = torch::tensor(labels, torch::kInt64);
   return batch;
 }
 
 LossOutput ClassificationTask::loss(const Batch& batch) {
-  auto logits = model_->forward(batch.tensors.at("tokens"));  // [B, C] (regression: C = 1)
+  const auto segments = batch.tensors.find("segments");
+  auto logits = this->logits(batch.tensors.at("tokens"),
+                             segments != batch.tensors.end() ? segments->second : torch::Tensor());  // [B, C] (regression: C = 1)
   // Validation statistics cost nothing worth keeping during training.
-  const bool statistics = !model_->is_training();
+  const bool statistics = !model()->is_training();
   if (regression_) {
     const auto prediction = logits.squeeze(-1);  // [B]
     const auto& targets = batch.tensors.at("targets");
@@ -341,6 +415,11 @@ Task::TrainingProfile ClassificationTask::training_profile() const {
   TrainingProfile p;
   p.unit = "sentences";
   p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
+  if (bert_) {
+    // BERT's fine-tuning optimizer as its pre-training's: AdamW without decay on biases and LayerNorm weights.
+    p.d_model = bert_->bert->options().d_model();
+    p.no_weight_decay = parameters_without_weight_decay(*bert_);
+  }
   if (regression_) {
     p.loss_unit = "squared error/sentence";
     p.selection_metrics = {{"pearson", Better::kHigher}, {"spearman", Better::kHigher}};
@@ -373,7 +452,7 @@ std::vector<ClassPrediction> ClassificationTask::predict(const std::vector<std::
     if (cut && !warned_cut_) {
       warned_cut_ = true;
       std::cerr << "warning: input " << i + 1 << " is longer than max_positions (" << max_positions_
-                << " pieces) and was cut" << (pair_ ? ", the longer side first" : "")
+                << " pieces, " << input_layout() << ") and was cut" << (pair_ ? ", the longer side first" : "")
                 << " (said once)" << std::endl;
     }
   }
@@ -388,14 +467,16 @@ std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<s
   // Sorted by length (no shuffle), so a batch holds little padding.
   const auto batches = make_token_batches(lengths, /*max_tokens=*/batch_size * max_positions_,
                                           /*max_sentences=*/batch_size, /*shuffle=*/false, /*seed=*/0);
-  const bool was_training = model_->is_training();
-  model_->eval();
+  const auto model = this->model();
+  const bool was_training = model->is_training();
+  model->eval();
   torch::NoGradGuard no_grad;
   std::vector<ClassPrediction> out(encoded.size());
   for (const auto& rows : batches) {
     std::vector<std::vector<int64_t>> sequences;
     for (int64_t i : rows) sequences.push_back(encoded[i]);
-    auto logits = model_->forward(pad_sequences(sequences, kPadId).to(device));  // [B, C]
+    const auto tokens = pad_sequences(sequences, kPadId);  // [B, T]
+    auto logits = this->logits(tokens.to(device), bert_arch_ ? pair_segments(tokens).to(device) : torch::Tensor());  // [B, C]
     if (regression_) {
       const auto scores = logits.squeeze(-1).to(torch::kCPU, torch::kDouble).contiguous();  // [B]
       for (size_t r = 0; r < rows.size(); ++r) out[rows[r]].score = scores.data_ptr<double>()[r];
@@ -411,8 +492,130 @@ std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<s
       out[rows[r]].label_id = b[r];
     }
   }
-  model_->train(was_training);
+  model->train(was_training);
   return out;
+}
+
+torch::Tensor ClassificationTask::logits(const torch::Tensor& tokens, const torch::Tensor& segments) {
+  if (bert_) return bert_(tokens, segments);
+  return model_->forward(tokens);
+}
+
+std::string ClassificationTask::input_layout() const {
+  if (bert_arch_) return pair_ ? "[CLS] A [SEP] B [SEP]" : "[CLS] A [SEP]";
+  return pair_ ? "a pair A <eos> B" : "a sentence";
+}
+
+TextClassifierImpl& ClassificationTask::classifier() {
+  if (!model_) throw UserError("arch = bert: the model is bert_classifier(), not classifier()");
+  return *model_;
+}
+
+BertForSequenceClassificationImpl& ClassificationTask::bert_classifier() {
+  if (!bert_) throw UserError("the model is not arch = bert");
+  return *bert_;
+}
+
+torch::Tensor pair_segments(const torch::Tensor& tokens) {
+  const auto sep = (tokens == kSepId).to(torch::kLong);  // [B, S]
+  const auto before = sep.cumsum(/*dim=*/1) - sep;       // [SEP]s strictly before each position
+  return ((before > 0) & (tokens != kPadId)).to(torch::kLong);
+}
+
+namespace {
+// A BERT encoder's architecture: the keys a fine-tuned run takes from its init_from run.
+const std::vector<std::string>& bert_architecture_keys() {
+  static const std::vector<std::string> keys = {"d_model", "num_heads",     "num_layers", "ffn_dim",
+                                                "max_positions", "activation", "pre_norm", "positions",
+                                                "type_vocab_size"};
+  return keys;
+}
+
+// Whether two values of `key` mean the same (1 and 01, true and 1).
+bool same_value(const Config& a, const Config& b, const std::string& key) {
+  if (key == "pre_norm") return a.get_bool(key) == b.get_bool(key);
+  if (key == "activation" || key == "positions") return a.get(key) == b.get(key);
+  return a.get_int(key) == b.get_int(key);
+}
+}  // namespace
+
+namespace {
+// Makes `config` take the size keys of the masked_lm run `dir` (its resolved config `source`).
+void adopt_architecture(const std::string& dir, const Config& source, Config& config);
+}  // namespace
+
+PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config, bool with_weights) {
+  const std::string what = "config key 'init_from': ";
+  const std::string expected = " (init_from names the folder of a pre-trained masked_lm run, e.g. "
+                               "checkpoints/bert-mini-english)";
+  if (!fs::exists(dir)) throw UserError(what + dir + " does not exist" + expected);
+  if (!fs::is_directory(dir)) throw UserError(what + dir + " is not a folder" + expected);
+  PretrainedEncoder source;
+  source.checkpoint = (fs::path(dir) / "checkpoint_last.pt").string();
+  if (!fs::exists(source.checkpoint))
+    throw UserError(what + dir + " is not a run folder: it has no checkpoint_last.pt" + expected);
+  if (is_checkpoint_v1(source.checkpoint))
+    throw UserError(what + source.checkpoint + " is a version-1 checkpoint, read through TorchScript, which can run "
+                    "code from the file; rewrite it first with: nlpzoo checkpoint upgrade " + dir);
+  const auto header = read_checkpoint_header(source.checkpoint);
+  if (header.task != "masked_lm")
+    throw UserError(what + dir + " is a run of task '" + header.task + "', not of masked_lm: fine-tuning starts from a "
+                    "pre-trained masked_lm run's encoder and tokenizer");
+  source.config = Config::from_ini_text(task_schema(header.task), header.config, source.checkpoint + " (config)");
+  adopt_architecture(dir, source.config, config);
+  if (!with_weights) return source;
+  // The checkpoint loader: the run's own config rebuilds its model, whose tensors must all fit.
+  auto run = load_run(source.checkpoint, torch::kCPU);
+  source.step = run.header.state.step;
+  source.spm_model = run.header.artifacts.at("spm.model");
+  source.pooler_trained = run.config.get_bool("nsp");
+  for (const auto& p : run.task->model()->named_parameters())
+    if (p.key().rfind("bert.", 0) == 0) source.tensors[p.key()] = p.value().detach();
+  return source;
+}
+
+namespace {
+void adopt_architecture(const std::string& dir, const Config& source, Config& config) {
+  const ConfigSchema schema = classification_schema();
+  for (const auto& key : bert_architecture_keys()) {
+    if (same_value(config, source, key)) continue;
+    if (config.get(key) != schema.find(key)->default_value)
+      throw UserError("config key '" + key + "': is " + config.get(key) + " but the init_from run " + dir +
+                      " was pre-trained with " + key + " = " + source.get(key) +
+                      "; a fine-tuned encoder keeps its pre-trained architecture (leave the key out or set it to " +
+                      source.get(key) + ")");
+    config.set(key, source.get(key));
+  }
+  config.set("vocab_size", source.get("vocab_size"));
+}
+}  // namespace
+
+void ClassificationTask::load_pretrained(const PretrainedEncoder& source) {
+  torch::NoGradGuard no_grad;
+  int64_t loaded = 0, loaded_values = 0, fresh_values = 0;
+  for (auto& p : bert_->named_parameters()) {
+    const auto& name = p.key();
+    const bool encoder = name.rfind("bert.", 0) == 0;
+    const bool untrained_pooler = name.rfind("bert.pooler.", 0) == 0 && !source.pooler_trained;
+    if (!encoder || untrained_pooler) {
+      fresh_values += p.value().numel();
+      continue;
+    }
+    const auto it = source.tensors.find(name);
+    if (it == source.tensors.end())
+      throw UserError(source.checkpoint + ": has no tensor '" + name + "' for the fine-tuned encoder (init_from)");
+    if (it->second.sizes() != p.value().sizes())
+      throw UserError(source.checkpoint + ": tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
+                      " but the fine-tuned encoder's is " + c10::str(p.value().sizes()) + " (init_from)");
+    p.value().copy_(it->second);
+    ++loaded;
+    loaded_values += p.value().numel();
+  }
+  std::cout << "init_from " << source.checkpoint << " (masked_lm, step " << source.step << "): loaded " << loaded
+            << " tensors (" << loaded_values << " parameters) of bert.embeddings and bert.encoder"
+            << (source.pooler_trained ? " and bert.pooler" : "") << "; fresh (" << fresh_values
+            << " parameters): head" << (source.pooler_trained ? "" : ", bert.pooler (masked_lm without nsp never trains it)")
+            << std::endl;
 }
 
 std::map<std::string, std::string> ClassificationTask::artifacts() const {

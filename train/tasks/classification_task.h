@@ -26,11 +26,25 @@
 // (<run_dir>/spm.model, trained on the normalized train sentences when the run starts).
 // Pretrained vectors (word2vec text or binary) initialise the embedding rows of the pieces
 // they hold, once, when a run starts.
+// arch = bert (Devlin et al. 2019, sec. 4): BertForSequenceClassification (models/bert/bert.h),
+// the pooled [CLS] state -> dropout -> linear. Inputs are [CLS] A [SEP] or [CLS] A [SEP] B [SEP]
+// with segment ids 0 up to the first [SEP] and 1 after it (pair_segments), the longer side cut
+// first to fit max_positions; a [CLS] [SEP] or [MASK] piece inside the text reads as <unk>, so
+// the layout is always the task's. Its size keys are masked_lm's (d_model, num_heads,
+// num_layers, ffn_dim, max_positions, activation, pre_norm, positions, type_vocab_size,
+// dropout, attention_dropout). init_from = RUN_DIR fine-tunes a pre-trained masked_lm run
+// (init_from_masked_lm): its SentencePiece model is the run's (<run_dir>/spm.model, no new one
+// is trained) and its encoder weights bert.* start the model, loaded once when the run starts
+// (never again on --resume or when a checkpoint is loaded); the size keys are that run's (a
+// key left at the classification default is taken from it, any other value must equal it).
+// init_from empty: a random encoder (the ablation), with a new tokenizer that has [CLS] [SEP]
+// [MASK] at ids 4-6.
 #include <optional>
 
 #include "datasets/labeled_text.h"
 #include "datasets/text_normalization.h"
 #include "datasets/tokenizer.h"
+#include "models/bert/bert.h"
 #include "models/classifier/text_classifier.h"
 #include "train/task.h"
 #include "train/tasks/batch_plans.h"
@@ -45,13 +59,46 @@ ConfigSchema classification_schema();
 /// Throws UserError naming the key for a bad value.
 ClassifierOptions classifier_options(const Config& config, int64_t num_classes);
 
+/// BERT segment ids of a batch of [CLS] A [SEP] (B [SEP]) inputs: 0 up to and including the
+/// first [SEP] (kSepId), 1 after it, 0 at padding (kPadId). tokens: [B, S] int64 -> [B, S] int64
+/// on tokens' device.
+torch::Tensor pair_segments(const torch::Tensor& tokens);
+
+/// The tensors of a pre-trained masked_lm run that fine-tuning takes (ClassificationTask with
+/// arch = bert and init_from), read with the checkpoint loader (load_run), so nothing in the
+/// file runs.
+struct PretrainedEncoder {
+  std::string checkpoint;   // <dir>/checkpoint_last.pt
+  std::string spm_model;    // the run's SentencePiece model (bytes)
+  Config config;            // the run's resolved config
+  int64_t step = 0;         // updates the run made
+  std::map<std::string, torch::Tensor> tensors;  // its BertModel's parameters, "bert.<name>"
+  bool pooler_trained = false;  // only an NSP head trains the pooler
+};
+
+/// Reads the pre-trained encoder of the masked_lm run folder `dir` and makes `config` (a
+/// classification config with arch = bert) take the run's size keys: a key whose value equals
+/// the classification default is set to the run's; another value must equal the run's.
+/// Throws UserError naming `dir` (or the checkpoint) when it does not exist, is not a folder,
+/// has no checkpoint_last.pt, holds a version-1 checkpoint (TorchScript: refused, as it could
+/// run code; `nlpzoo checkpoint upgrade` rewrites it), is a run of another task, or its
+/// checkpoint does not match its own config (load_run's error); and naming the key and both
+/// values when the fine-tuning config contradicts the run's architecture.
+/// With `with_weights` false, only the checks up to the run's task and the sizes: `spm_model`,
+/// `step` and `tensors` stay empty.
+PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config, bool with_weights = true);
+
 class ClassificationTask : public Task, public SentenceClassifier {
  public:
   void setup(Config& config, const TaskContext& context) override;
-  std::shared_ptr<torch::nn::Module> model() override { return model_; }
+  std::shared_ptr<torch::nn::Module> model() override {
+    if (bert_) return bert_.ptr();
+    return model_;
+  }
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "tokens" [B, T] int64 (kPadId padding), "rows" [B] int64 (the examples' indices
   /// in the split), and "labels" [B] int64 (class ids) or, for regression, "targets" [B] float;
+  /// arch = bert also "segments" [B, T] int64 (pair_segments);
   /// num_tokens = B (sentences), so the trainer's per-token loss is per sentence.
   Batch make_batch(Split split, int64_t epoch, int64_t index) override;
   /// Cross-entropy (or, for regression, the squared error) summed over the batch's sentences.
@@ -87,26 +134,39 @@ class ClassificationTask : public Task, public SentenceClassifier {
   /// the per-label scores and the confusion matrix), or for regression "pearson" and "spearman".
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
   /// arch = avg_emb: the twin of infer/export_classifier.h with config.ini, "spm.model" and
-  /// "labels.txt". The RNN classifiers and regression have none yet (UserError).
+  /// "labels.txt". The RNN and BERT classifiers and regression have none yet (UserError).
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   SentenceClassifier* sentence_classifier() override { return this; }
   /// Gold class ids of a split read by setup, in file order. Throws UserError if not loaded.
   const std::vector<int64_t>& gold(Split split) const;
   /// The raw split read by setup. Throws UserError if not loaded.
   const LabeledText& raw_split(Split split) const;
-  TextClassifierImpl& classifier() { return *model_; }
+  /// The model of arch avg_emb or rnn. Throws UserError for arch = bert.
+  TextClassifierImpl& classifier();
+  /// The model of arch = bert. Throws UserError for the other archs.
+  BertForSequenceClassificationImpl& bert_classifier();
+  bool bert_arch() const { return bert_arch_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   /// Token ids of a raw sentence: normalized, encoded, cut to max_positions; at least one id
   /// (kUnkId for a sentence without pieces). With `b` (a pair task's second sentence): A <eos>
-  /// B, each side at least one id, the longer side cut first to fit max_positions. `cut`, when
-  /// given, is set to whether anything was cut.
+  /// B, each side at least one id, the longer side cut first to fit max_positions. arch = bert:
+  /// [CLS] A [SEP] and [CLS] A [SEP] B [SEP] (BERT's truncate_seq_pair), [CLS] [SEP] [MASK]
+  /// pieces of the text read as kUnkId. `cut`, when given, is set to whether anything was cut.
   std::vector<int64_t> encode(const std::string& sentence, const std::string* b = nullptr, bool* cut = nullptr) const;
 
   /// The file a split is read from: train.tsv, dev.tsv, test.tsv in data_dir.
   static std::string split_path(const std::string& data_dir, Split split);
 
  private:
-  Tokenizer make_tokenizer(const Config& config, const TaskContext& context);
+  // The run's SentencePiece model: the checkpoint's, the run folder's on resume, the
+  // init_from run's (`pretrained_spm`, copied to <run_dir>/spm.model), or a new one.
+  Tokenizer make_tokenizer(const Config& config, const TaskContext& context, const std::string& pretrained_spm);
+  // Copies `source`'s encoder tensors into bert_ and prints what was loaded and what is fresh.
+  void load_pretrained(const PretrainedEncoder& source);
+  // Logits [B, C] of a padded batch (segments: arch = bert only, else undefined).
+  torch::Tensor logits(const torch::Tensor& tokens, const torch::Tensor& segments);
+  // What an input is, for messages: "a sentence", "a pair A <eos> B", "[CLS] A [SEP] B [SEP]", ...
+  std::string input_layout() const;
   std::vector<std::string> make_labels(const TaskContext& context);
   void init_from_vectors(const std::string& path);
   const std::vector<std::vector<int64_t>>& plan(Split split, int64_t epoch);
@@ -114,13 +174,14 @@ class ClassificationTask : public Task, public SentenceClassifier {
   std::vector<ClassPrediction> predict_ids(const std::vector<std::vector<int64_t>>& encoded,
                                            const torch::Device& device, int64_t batch_size);
 
-  std::shared_ptr<TextClassifierImpl> model_;
+  std::shared_ptr<TextClassifierImpl> model_;      // arch avg_emb, rnn
+  BertForSequenceClassification bert_{nullptr};    // arch bert
   std::optional<Tokenizer> tokenizer_;
   std::vector<std::string> labels_;
   std::map<std::string, std::string> restored_;
   TextNormalization normalization_;
   int64_t max_positions_ = 256, max_tokens_ = 2000, max_sentences_ = 64;
-  bool pair_ = false, regression_ = false;
+  bool pair_ = false, regression_ = false, bert_arch_ = false;
   mutable bool warned_cut_ = false;  // predict warns once about inputs cut to max_positions
   uint64_t seed_ = 0;
   std::map<Split, LabeledText> raw_;

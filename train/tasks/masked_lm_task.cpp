@@ -43,8 +43,8 @@ ConfigSchema masked_lm_schema() {
 BertOptions bert_options(const Config& c) {
   const auto t = transformer_config(c);
   if (t.positions != PositionType::kLearned)
-    throw UserError("config key 'positions': BERT uses learned absolute positions; masked_lm needs positions = learned, "
-                    "got " + c.get("positions"));
+    throw UserError("config key 'positions': BERT uses learned absolute positions; it needs positions = learned, got " +
+                    c.get("positions"));
   return BertOptions()
       .vocab_size(config_int_at_least(c, "vocab_size", 8))
       .d_model(t.layer.d_model())
@@ -57,7 +57,7 @@ BertOptions bert_options(const Config& c) {
       .pre_norm(t.layer.pre_norm())
       .max_positions(config_int_at_least(c, "max_positions", 3))
       .type_vocab_size(config_int_at_least(c, "type_vocab_size"))
-      .nsp(c.get_bool("nsp"))
+      .nsp(c.has("nsp") && c.get_bool("nsp"))  // the classification task has no NSP key
       .pad_id(kPadId);
 }
 

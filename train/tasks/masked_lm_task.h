@@ -32,8 +32,9 @@ namespace nlpzoo {
 /// The masked_lm task's config keys (corpus, tokenizer, BERT sizes, masking, batch_size).
 ConfigSchema masked_lm_schema();
 
-/// BERT options from a resolved config (vocab_size included). Throws UserError naming the key
-/// for a bad size, a rate outside [0, 1), or positions other than learned.
+/// BERT options from a resolved config (vocab_size included; nsp false when the config has no
+/// such key, as the classification task's). Throws UserError naming the key for a bad size, a
+/// rate outside [0, 1), or positions other than learned.
 BertOptions bert_options(const Config& config);
 
 /// The parameters AdamW should not decay (BERT's exclude_from_weight_decay: biases and LayerNorm
