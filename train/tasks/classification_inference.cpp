@@ -37,16 +37,9 @@ Metrics ClassificationTask::evaluate(Split split, const EvaluationOptions& optio
 
 std::vector<std::string> ClassificationTask::export_torchscript(const std::string& path,
                                                                 const std::string& config_ini) {
-  if (regression_)
-    throw UserError("cannot write " + path + ": regression models (objective = regression) have no TorchScript "
-                    "export yet");
-  auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(model_.get());
-  if (average == nullptr)
-    throw UserError("cannot write " + path +
-                    ": the RNN classifiers (arch = rnn) have no TorchScript export yet; arch = avg_emb has one");
   auto extra = artifacts();
   extra["config.ini"] = config_ini;
-  export_average_embedding_classifier(path, *average, labels(), extra);
+  export_text_classifier(path, *model_, labels(), extra);
   return {"config.ini", "labels.txt", "spm.model"};
 }
 
