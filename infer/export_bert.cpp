@@ -1,6 +1,7 @@
 #include "infer/export_bert.h"
 
 #include <sstream>
+#include <stdexcept>
 
 #include "datasets/special_ids.h"
 #include "infer/twin_transformer_source.h"
@@ -12,8 +13,9 @@ namespace {
 using twin_source::linear;
 using twin_source::P;
 
-// TorchScript source of the twin's methods for these options (see the header for signatures).
-std::string methods_source(const BertOptions& o) {
+// The generated source of a BERT twin, with the encode method every BERT twin has:
+// BertEmbeddingsImpl::forward, then the encoder with padding_mask (see the header).
+twin_source::Source encode_source(const BertOptions& o) {
   twin_source::LayerShape shape;
   shape.d_model = o.d_model();
   shape.num_heads = o.num_heads();
@@ -21,8 +23,6 @@ std::string methods_source(const BertOptions& o) {
   shape.pre_norm = o.pre_norm();
   shape.max_positions = o.max_positions();
   twin_source::Source src(shape);
-
-  // --- encode: BertEmbeddingsImpl::forward, then the encoder with padding_mask ---------------
   src.raw() << "def encode(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
   src.line() << "assert tokens.dim() == 2 and segments.size() == tokens.size(), "
                 "\"tokens and segments must both be [B, S] int64\"\n";
@@ -39,21 +39,11 @@ std::string methods_source(const BertOptions& o) {
   src.line() << "x = " << src.layer_norm("x", "bert.embeddings.norm") << "\n";
   src.encoder_stack("bert.encoder", o.num_layers(), "");
   src.line() << "return x\n\n";
-
-  // --- mlm_logits: BertMlmHeadImpl::forward at every position ---------------------------------
-  src.raw() << "def mlm_logits(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
-  src.line() << "h = self.encode(tokens, segments)\n";
-  src.line() << "h = " << src.layer_norm("torch.gelu(" + linear("h", "mlm.dense") + ")", "mlm.norm") << "\n";
-  src.line() << "return torch.linear(h, " << P("bert.embeddings.token.weight") << ", " << P("mlm.bias") << ")\n";
-  return src.str();
+  return src;
 }
 
-}  // namespace
-
-torch::jit::Module script_bert(BertForPreTrainingImpl& model) {
-  const BertOptions& o = model.bert->options();
-  torch::jit::Module twin("nlpzoo_bert");
-  copy_tensors_into(twin, model, "script_bert");
+// The attributes every BERT twin has (see the header).
+void add_bert_attributes(torch::jit::Module& twin, const BertOptions& o) {
   add_int_attribute(twin, "vocab_size", o.vocab_size());
   add_int_attribute(twin, "d_model", o.d_model());
   add_int_attribute(twin, "num_heads", o.num_heads());
@@ -67,14 +57,12 @@ torch::jit::Module script_bert(BertForPreTrainingImpl& model) {
   add_int_attribute(twin, "cls_id", kClsId);
   add_int_attribute(twin, "sep_id", kSepId);
   add_int_attribute(twin, "mask_id", kMaskId);
-  twin.define(methods_source(o));
-  twin.eval();
-  return twin;
 }
 
-std::string bert_export_readme(const BertOptions& o) {
+// What every BERT export's README.txt starts with: `what`, the sizes, the special ids, the input layout.
+std::string readme_header(const BertOptions& o, const std::string& what) {
   std::ostringstream s;
-  s << "nlpzoo BERT (masked-LM pre-trained encoder), TorchScript export\n"
+  s << "nlpzoo BERT (" << what << "), TorchScript export\n"
     << "d_model=" << o.d_model() << " heads=" << o.num_heads() << " layers=" << o.num_layers()
     << " ffn_dim=" << o.ffn_dim() << " activation=" << to_string(o.activation())
     << " norm=" << (o.pre_norm() ? "pre" : "post") << " max_positions=" << o.max_positions()
@@ -82,21 +70,87 @@ std::string bert_export_readme(const BertOptions& o) {
     << "Token ids (spm.model pieces): PAD=" << o.pad_id() << " UNK=" << kUnkId << " [CLS]=" << kClsId
     << " [SEP]=" << kSepId << " [MASK]=" << kMaskId << ".\n"
     << "Input: [CLS] A [SEP] (segments 0) or [CLS] A [SEP] B [SEP] (segments 0 for [CLS] A [SEP], 1 for B [SEP]),\n"
-    << "at most max_positions ids, rows padded at the end with PAD (never attended to).\n\n"
-    << "Methods (batch-first; V = vocab_size):\n"
-    << "  encode(tokens[B,S] int64, segments[B,S] int64) -> hidden[B,S,d_model]\n"
-    << "  mlm_logits(tokens[B,S] int64, segments[B,S] int64) -> logits[B,S,V]: the MLM head at every\n"
-    << "      position (softmax over V); read the rows where tokens == [MASK] to fill masks.\n\n"
-    << twin_readme_python_footer(
-           {"config.ini", "spm.model"},
-           "import sentencepiece as spm\n"
-           "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n"
-           "ids = [" + std::to_string(kClsId) + "] + sp.encode('In the beginning God created the [MASK] and the earth.') + [" +
-               std::to_string(kSepId) + "]\n"
-           "tokens = torch.tensor([ids])\n"
-           "logits = m.mlm_logits(tokens, torch.zeros_like(tokens))[0, ids.index(" + std::to_string(kMaskId) + ")]\n"
-           "print([sp.id_to_piece(i) for i in logits.topk(5).indices.tolist()])");
+    << "at most max_positions ids, rows padded at the end with PAD (never attended to).\n\n";
   return s.str();
+}
+
+}  // namespace
+
+torch::jit::Module script_bert(BertForPreTrainingImpl& model) {
+  const BertOptions& o = model.bert->options();
+  torch::jit::Module twin("nlpzoo_bert");
+  copy_tensors_into(twin, model, "script_bert");
+  add_bert_attributes(twin, o);
+  // mlm_logits: BertMlmHeadImpl::forward at every position.
+  auto src = encode_source(o);
+  src.raw() << "def mlm_logits(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  src.line() << "h = self.encode(tokens, segments)\n";
+  src.line() << "h = " << src.layer_norm("torch.gelu(" + linear("h", "mlm.dense") + ")", "mlm.norm") << "\n";
+  src.line() << "return torch.linear(h, " << P("bert.embeddings.token.weight") << ", " << P("mlm.bias") << ")\n";
+  twin.define(src.str());
+  twin.eval();
+  return twin;
+}
+
+torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
+                                          const std::vector<std::string>& labels) {
+  const BertOptions& o = bert.options();
+  const auto& w = head.output->weight;  // [num_labels, d_model]
+  if (w.size(1) != o.d_model())
+    throw std::invalid_argument("script_bert_classifier: the head reads " + std::to_string(w.size(1)) +
+                                " features but the encoder's d_model is " + std::to_string(o.d_model()));
+  torch::jit::Module twin("nlpzoo_bert_classifier");
+  add_classifier_outputs(twin, labels, w.size(0), "script_bert_classifier");
+  copy_tensors_into(twin, bert, "script_bert_classifier", "bert");
+  copy_tensors_into(twin, head, "script_bert_classifier", "head");
+  add_bert_attributes(twin, o);
+  // forward: BertPoolerImpl on h_[CLS], then BertClassificationHeadImpl (no dropout in eval).
+  auto src = encode_source(o);
+  src.raw() << "def forward(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  src.line() << "pooled = torch.tanh(" << linear("self.encode(tokens, segments).select(1, 0)", "bert.pooler.dense")
+             << ")\n";
+  src.line() << "return " << linear("pooled", "head.output") << "\n\n";
+  src.raw() << twin_predict_source("tokens: Tensor, segments: Tensor", "tokens, segments", labels.empty());
+  twin.define(src.str());
+  twin.eval();
+  return twin;
+}
+
+std::string bert_export_readme(const BertOptions& o) {
+  return readme_header(o, "masked-LM pre-trained encoder") +
+         "Methods (batch-first; V = vocab_size):\n"
+         "  encode(tokens[B,S] int64, segments[B,S] int64) -> hidden[B,S,d_model]\n"
+         "  mlm_logits(tokens[B,S] int64, segments[B,S] int64) -> logits[B,S,V]: the MLM head at every\n"
+         "      position (softmax over V); read the rows where tokens == [MASK] to fill masks.\n\n" +
+         twin_readme_python_footer(
+             {"config.ini", "spm.model"},
+             "import sentencepiece as spm\n"
+             "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n"
+             "ids = [" + std::to_string(kClsId) + "] + sp.encode('In the beginning God created the [MASK] and the earth.') + [" +
+                 std::to_string(kSepId) + "]\n"
+             "tokens = torch.tensor([ids])\n"
+             "logits = m.mlm_logits(tokens, torch.zeros_like(tokens))[0, ids.index(" + std::to_string(kMaskId) + ")]\n"
+             "print([sp.id_to_piece(i) for i in logits.topk(5).indices.tolist()])");
+}
+
+std::string bert_classifier_export_readme(const BertOptions& o, const std::vector<std::string>& labels) {
+  const std::string cls = std::to_string(kClsId), sep = std::to_string(kSepId);
+  return readme_header(o, "fine-tuned classifier: pooled [CLS] -> linear head") +
+         "encode(tokens[B,S] int64, segments[B,S] int64) -> hidden[B,S,d_model]: the encoder's final\n"
+         "states; forward pools the [CLS] row (tanh dense) and applies the head.\n" +
+         twin_classifier_readme(labels, "tokens[B,S] int64, segments[B,S] int64",
+                                "text = 'a charming and often affecting journey.'  # prepared as config.ini says",
+                                "tokens = torch.tensor([[" + cls + "] + sp.encode(text) + [" + sep +
+                                    "]])  # a pair: [" + cls + "] + A + [" + sep + "] + B + [" + sep + "]\n"
+                                    "segments = torch.zeros_like(tokens)  # a pair: 1 on B [SEP]",
+                                "tokens, segments");
+}
+
+void export_bert_classifier(const std::string& out_path, BertModelImpl& bert, BertClassificationHeadImpl& head,
+                            const std::vector<std::string>& labels,
+                            const std::map<std::string, std::string>& extra_files) {
+  save_twin(out_path, script_bert_classifier(bert, head, labels), extra_files,
+            bert_classifier_export_readme(bert.options(), labels), "export_bert_classifier");
 }
 
 void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,

@@ -1,5 +1,6 @@
 #pragma once
-// TorchScript export of a masked-LM pre-trained BERT (models/bert/bert.h): its "scripted twin"
+// TorchScript export of BERT (models/bert/bert.h), masked-LM pre-trained or fine-tuned as a
+// classifier: its "scripted twin"
 // (docs/ARCHITECTURE.md), built like the Transformer's (infer/export_transformer.h) from the
 // same sub-layer source (infer/twin_transformer_source.h).
 //
@@ -23,6 +24,17 @@
 //       read the rows at the [MASK] positions.
 // The pooler (and an NSP head, which masked_lm does not train yet) are held but have no method:
 // masked-LM pre-training never updates them.
+//
+// script_bert_classifier: the twin of a fine-tuned classifier, a BertModelImpl `bert` and a
+// BertClassificationHeadImpl `head`, held as a parent module with children "bert" and "head"
+// names them (bert__encoder__..., bert__pooler__dense__weight, head__output__weight,
+// head__output__bias; twin_tensor_mismatch of that parent holds), with the attributes above
+// plus num_classes, labels (List[str]; empty for regression) and regression (bool), and methods
+//   encode(tokens, segments) -> [B, S, D], as above;
+//   forward(tokens, segments) -> logits [B, C]: BertPoolerImpl (tanh(W_p h_[CLS] + b_p)) then
+//       BertClassificationHeadImpl (W_c p + b_c; no dropout, as in eval mode);
+//   predict(tokens, segments) -> probabilities [B, C] (softmax of forward), or for a
+//       regression model (labels empty, C = 1) the score [B] (forward's single column).
 // The twin is inference-only (no dropout, as the eager model in eval mode); tests hold it within
 // 1e-5 of the eager model. Bad inputs (wrong rank, S > max_positions, segments of another
 // shape) fail with the TorchScript interpreter's std::runtime_error.
@@ -31,6 +43,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "infer/script_twin.h"
 #include "models/bert/bert.h"
@@ -53,5 +66,28 @@ void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
 /// The README.txt stored in every export of a model with these options: sizes, the special ids,
 /// the methods, and the Python lines that fill a [MASK].
 std::string bert_export_readme(const BertOptions& options);
+
+/// The twin of a fine-tuned BERT classifier (see the file comment), in eval mode, holding
+/// detached copies of `bert`'s and `head`'s parameters. `labels`: one name per output of
+/// `head`, or empty for a regression head (1 output). Throws std::invalid_argument if `labels`
+/// does not match the head's outputs, if the head does not read d_model features, or if a
+/// parameter name contains "__"; torch::jit::ErrorReport if the generated TorchScript does not
+/// compile (a bug here).
+torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
+                                          const std::vector<std::string>& labels);
+
+/// Scripts the classifier (script_bert_classifier), moves the twin to the CPU and saves it
+/// atomically to `out_path` with `extra_files` ("config.ini", "spm.model", "labels.txt") plus
+/// "README.txt" (bert_classifier_export_readme). Throws std::invalid_argument as
+/// script_bert_classifier or if `extra_files` names "README.txt", before writing anything;
+/// UserError naming `out_path` if it cannot be written, leaving any earlier file untouched.
+void export_bert_classifier(const std::string& out_path, BertModelImpl& bert, BertClassificationHeadImpl& head,
+                            const std::vector<std::string>& labels,
+                            const std::map<std::string, std::string>& extra_files);
+
+/// The README.txt of a fine-tuned classifier's export: sizes, special ids, the input layout,
+/// the labels (or that it predicts a score), the methods, and the Python lines that classify a
+/// sentence ([CLS]=4 + its pieces + [SEP]=5, segments 0).
+std::string bert_classifier_export_readme(const BertOptions& options, const std::vector<std::string>& labels);
 
 }  // namespace nlpzoo

@@ -3,43 +3,80 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/special_ids.h"
 #include "infer/script_twin.h"
 
 namespace nlpzoo {
 
 namespace {
 
-// The eager encode op for op: the first `n` positions of each row are its tokens
-// (length_mask), their embeddings averaged (masked_mean), then the output layer.
-const char* kSource = R"(
-def forward(self, tokens: Tensor) -> Tensor:
-    lengths = torch.clamp_min(torch.sum(torch.ne(tokens, self.pad_id), 1), 1)
-    positions = torch.arange(tokens.size(1), device=tokens.device)
-    mask = torch.lt(positions.unsqueeze(0), lengths.unsqueeze(1))
-    x = torch.embedding(self.embedding__weight, tokens)
-    w = mask.unsqueeze(-1).to(x.dtype)
-    s = torch.sum(x * w, 1) / torch.clamp_min(torch.sum(w, 1), 1.0)
-    return torch.linear(s, self.output__weight, self.output__bias)
+const char* kForward = "def forward(self, tokens: Tensor) -> Tensor:\n";
 
-def predict(self, tokens: Tensor) -> Tensor:
-    return torch.softmax(self.forward(tokens), -1)
-)";
+// Every classifier's first lines: each row's length n (non-pad tokens, at least 1:
+// TextClassifierImpl::lengths), the mask of its first n positions (length_mask) and the
+// embeddings x [B, T, E].
+const char* kLengthsMaskEmbed =
+    "    lengths = torch.clamp_min(torch.sum(torch.ne(tokens, self.pad_id), 1), 1)\n"
+    "    positions = torch.arange(tokens.size(1), device=tokens.device)\n"
+    "    mask = torch.lt(positions.unsqueeze(0), lengths.unsqueeze(1))\n"
+    "    x = torch.embedding(self.embedding__weight, tokens)\n";
 
-std::string readme(const ClassifierOptions& o, const std::vector<std::string>& labels) {
+// masked_mean (models/classifier/pooling.h) of `x` [B, T, F] over `mask` into s [B, F].
+std::string masked_mean(const std::string& x) {
+  return "    w = mask.unsqueeze(-1).to(" + x + ".dtype)\n"
+         "    s = torch.sum(" + x + " * w, 1) / torch.clamp_min(torch.sum(w, 1), 1.0)\n";
+}
+
+// Every classifier's last line: the output layer on the sentence vector s.
+const char* kOutput = "    return torch.linear(s, self.output__weight, self.output__bias)\n\n";
+
+// The recurrent stack of RnnClassifierImpl::states as RecurrentImpl::forward runs it with
+// lengths: LibTorch's pack_padded_sequence(enforce_sorted = false) (rows sorted by length,
+// descending), the packed aten kernel from zero state, pad_packed_sequence to T positions, rows
+// put back in order. Leaves states [B, T, dirs * H] (zeros at padding) and hn [L * dirs, B, H].
+std::string rnn_states_source(const ClassifierOptions& o) {
+  const int64_t dirs = o.bidirectional() ? 2 : 1, L = o.num_layers(), H = o.hidden_size();
+  const std::string bidir = o.bidirectional() ? "True" : "False";
+  // has_biases, num_layers, dropout, train, bidirectional
+  const std::string tail = ", True, " + std::to_string(L) + ", 0.0, False, " + bidir + ")\n";
+  const std::string params = twin_rnn_stack_params("rnn", L, o.bidirectional());
   std::ostringstream s;
-  s << "nlpzoo sentence classifier (average of embeddings), TorchScript export\n"
-    << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim() << " num_classes=" << o.num_classes()
-    << " pad_id=" << o.pad_id() << "\nlabels (class id i is labels[i]):";
-  for (const auto& l : labels) s << " " << l;
-  s << "\n\nInput: the SentencePiece ids (spm.model) of the sentence normalized as config.ini says\n"
-    << "(lowercase, split_punctuation), each row padded with pad_id.\n"
-    << "Methods:\n"
-    << "  forward(tokens[B,T] int64) -> logits[B,C]\n"
-    << "  predict(tokens[B,T] int64) -> probabilities[B,C]   softmax of the logits\n\n"
-    << twin_readme_python_footer({"config.ini", "spm.model", "labels.txt"},
-                                 "p = m.predict(torch.tensor([[5, 6, 7]]))\n"
-                                 "print(m.labels[int(p.argmax(1))], float(p.max()))");
+  s << "    sorted_lengths, order = torch.sort(lengths, -1, True)\n"
+    << "    unorder = torch.empty_like(order).scatter_(0, order, torch.arange(order.size(0), device=order.device))\n"
+    << "    data, batch_sizes = torch._pack_padded_sequence(x.index_select(0, order), "
+       "sorted_lengths.to(torch.device('cpu')), True)\n"
+    << "    h0 = torch.zeros([" << L * dirs << ", tokens.size(0), " << H << "], dtype=x.dtype, device=x.device)\n";
+  if (o.cell() == CellType::kLstm)
+    s << "    out, hn, cn = torch.lstm(data, batch_sizes, [h0, h0], " << params << tail;
+  else
+    s << "    out, hn = " << twin_aten_rnn(o.cell()) << "(data, batch_sizes, h0, " << params << tail;
+  s << "    padded, _ = torch._pad_packed_sequence(out, batch_sizes, True, 0.0, tokens.size(1))\n"
+    << "    states = padded.index_select(0, unorder)\n"
+    << "    hn = hn.index_select(1, unorder)\n";
   return s.str();
+}
+
+// RnnClassifierImpl::encode's pooling of states / hn into s [B, dirs * H].
+std::string rnn_pooling_source(const ClassifierOptions& o) {
+  const int64_t dirs = o.bidirectional() ? 2 : 1, L = o.num_layers(), H = o.hidden_size();
+  switch (o.pooling()) {
+    case Pooling::kLast:  // top_layer_final_state
+      return "    s = hn.view([" + std::to_string(L) + ", " + std::to_string(dirs) + ", tokens.size(0), " +
+             std::to_string(H) + "]).select(0, " + std::to_string(L - 1) + ").transpose(0, 1).reshape([tokens.size(0), " +
+             std::to_string(dirs * H) + "])\n";
+    case Pooling::kMax:  // masked_max
+      return "    s = torch.amax(states.masked_fill(torch.logical_not(mask).unsqueeze(-1), float('-inf')), [1])\n";
+    case Pooling::kMean: return masked_mean("states");
+  }
+  throw std::logic_error("script_rnn_classifier: unknown pooling");
+}
+
+void add_common_attributes(torch::jit::Module& twin, const ClassifierOptions& o, const std::vector<std::string>& labels,
+                           const std::string& who) {
+  add_int_attribute(twin, "vocab_size", o.vocab_size());
+  add_int_attribute(twin, "embed_dim", o.embed_dim());
+  add_int_attribute(twin, "pad_id", o.pad_id());
+  add_classifier_outputs(twin, labels, o.num_classes(), who);
 }
 
 }  // namespace
@@ -47,26 +84,66 @@ std::string readme(const ClassifierOptions& o, const std::vector<std::string>& l
 torch::jit::Module script_average_embedding_classifier(AverageEmbeddingClassifierImpl& model,
                                                        const std::vector<std::string>& labels) {
   const ClassifierOptions& o = model.options();
-  if (static_cast<int64_t>(labels.size()) != o.num_classes())
-    throw std::invalid_argument("script_average_embedding_classifier: " + std::to_string(labels.size()) +
-                                " labels for " + std::to_string(o.num_classes()) + " classes");
   torch::jit::Module twin("nlpzoo_average_embedding_classifier");
+  add_common_attributes(twin, o, labels, "script_average_embedding_classifier");
   copy_tensors_into(twin, model, "script_average_embedding_classifier");
-  add_int_attribute(twin, "vocab_size", o.vocab_size());
-  add_int_attribute(twin, "embed_dim", o.embed_dim());
-  add_int_attribute(twin, "num_classes", o.num_classes());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  twin.register_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>(labels));
-  twin.define(kSource);
+  twin.define(std::string(kForward) + kLengthsMaskEmbed + masked_mean("x") + kOutput +
+              twin_predict_source("tokens: Tensor", "tokens", labels.empty()));
   twin.eval();
   return twin;
 }
 
-void export_average_embedding_classifier(const std::string& out_path, AverageEmbeddingClassifierImpl& model,
-                                         const std::vector<std::string>& labels,
-                                         const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_average_embedding_classifier(model, labels), extra_files,
-            readme(model.options(), labels), "export_average_embedding_classifier");
+torch::jit::Module script_rnn_classifier(RnnClassifierImpl& model, const std::vector<std::string>& labels) {
+  const ClassifierOptions& o = model.options();
+  torch::jit::Module twin("nlpzoo_rnn_classifier");
+  add_common_attributes(twin, o, labels, "script_rnn_classifier");
+  add_string_attribute(twin, "cell", to_string(o.cell()));
+  add_int_attribute(twin, "hidden_size", o.hidden_size());
+  add_int_attribute(twin, "num_layers", o.num_layers());
+  add_bool_attribute(twin, "bidirectional", o.bidirectional());
+  add_string_attribute(twin, "pooling", to_string(o.pooling()));
+  copy_tensors_into(twin, model, "script_rnn_classifier");
+  twin.define(std::string(kForward) + kLengthsMaskEmbed + rnn_states_source(o) + rnn_pooling_source(o) + kOutput +
+              twin_predict_source("tokens: Tensor", "tokens", labels.empty()));
+  twin.eval();
+  return twin;
+}
+
+torch::jit::Module script_text_classifier(TextClassifierImpl& model, const std::vector<std::string>& labels) {
+  if (auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(&model))
+    return script_average_embedding_classifier(*average, labels);
+  if (auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model)) return script_rnn_classifier(*rnn, labels);
+  throw std::invalid_argument("script_text_classifier: this classifier type has no TorchScript twin");
+}
+
+std::string text_classifier_export_readme(TextClassifierImpl& model, const std::vector<std::string>& labels) {
+  const ClassifierOptions& o = model.options();
+  std::ostringstream s;
+  if (auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model))
+    s << "nlpzoo sentence classifier (" << (o.bidirectional() ? "bidirectional " : "") << to_string(o.cell())
+      << ", " << to_string(o.pooling()) << " pooling), TorchScript export\n"
+      << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim() << " hidden_size=" << o.hidden_size()
+      << " num_layers=" << o.num_layers() << " directions=" << rnn->num_directions();
+  else
+    s << "nlpzoo sentence classifier (average of embeddings), TorchScript export\n"
+      << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim();
+  s << " num_classes=" << o.num_classes() << " pad_id=" << o.pad_id() << "\n"
+    << "Input: the SentencePiece ids (spm.model) of the sentence normalized as config.ini says\n"
+    << "(lowercase, split_punctuation), each row padded with pad_id; a sentence pair is\n"
+    << "A " << kEosId << " B (the ids of A, the end-of-sentence id " << kEosId << ", the ids of B).\n"
+    << twin_classifier_readme(labels, "tokens[B,T] int64",
+                              "text = \"it 's a charming , often affecting journey .\"  # normalized",
+                              "tokens = torch.tensor([sp.encode(text)])  # a pair: sp.encode(a) + [" +
+                                  std::to_string(kEosId) + "] + sp.encode(b)",
+                              "tokens");
+  return s.str();
+}
+
+void export_text_classifier(const std::string& out_path, TextClassifierImpl& model,
+                            const std::vector<std::string>& labels,
+                            const std::map<std::string, std::string>& extra_files) {
+  save_twin(out_path, script_text_classifier(model, labels), extra_files, text_classifier_export_readme(model, labels),
+            "export_text_classifier");
 }
 
 }  // namespace nlpzoo

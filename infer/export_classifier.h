@@ -1,20 +1,29 @@
 #pragma once
-// TorchScript export of the average-of-embeddings sentence classifier
-// (models/classifier/average_embedding.h): its "scripted twin" (docs/ARCHITECTURE.md), built
-// like the other twins (infer/script_twin.h). Parameters, under scripted_name ('.' -> "__"):
+// TorchScript export of the sentence classifiers (models/classifier/): their "scripted twins"
+// (docs/ARCHITECTURE.md), built like the other twins (infer/script_twin.h).
+//
+// Parameters, under scripted_name ('.' -> "__"), as the eager model names them:
 //   embedding.weight -> embedding__weight   [V, embed_dim]
-//   output.weight    -> output__weight      [C, embed_dim]
+//   output.weight    -> output__weight      [C, F]   (F: embed_dim, or dirs * hidden_size)
 //   output.bias      -> output__bias        [C]
-// Attributes: vocab_size, embed_dim, num_classes, pad_id (ints), labels (List[str]: class id i
-// is labels[i]).
-// Methods (B sentences, T positions, C classes):
-//   forward(tokens: [B, T] int64, each row's pieces then pad_id) -> logits [B, C] float:
-//       W_o mean(embedding of the row's first n tokens) + b_o, n = the row's non-pad tokens
-//       (at least 1), as the eager model's forward in eval mode (no dropout).
-//   predict(tokens) -> probabilities [B, C] float: softmax(forward(tokens)).
+//   RNN only: rnn.rnn.weight_ih_l0 -> rnn__rnn__weight_ih_l0, ... (LibTorch's names, _reverse
+//   for the backward direction of a bidirectional stack).
+// Attributes: vocab_size, embed_dim, num_classes (C), pad_id (ints); labels (List[str]: class id
+// i is labels[i]; empty for regression) and regression (bool) (add_classifier_outputs); RNN
+// only: cell ("rnn" | "gru" | "lstm"), hidden_size, num_layers, bidirectional, pooling
+// ("last" | "max" | "mean").
+// Methods (B sentences, T positions):
+//   forward(tokens: [B, T] int64, each row's pieces then pad_id) -> logits [B, C] float, as the
+//       eager model's forward in eval mode (no dropout). A row's length n is its count of
+//       non-pad tokens (at least 1), as TextClassifierImpl::lengths counts it.
+//       avg_emb: W_o mean(embedding of the row's first n tokens) + b_o.
+//       rnn:     the row's first n tokens read by the recurrent stack (packed, as the eager
+//                Recurrent runs it: same aten kernels), pooled (last: the top layer's final
+//                state of each direction; max / mean over the n states), then W_o s + b_o.
+//   predict(tokens) -> probabilities [B, C] float: softmax(forward(tokens)); for a regression
+//       model (labels empty, C = 1) the score [B] float: forward(tokens)[:, 0].
 // The tokens are the SentencePiece ids of the normalized sentence (the run's lowercase and
-// split_punctuation; spm.model and config.ini travel in the file).
-// The RNN classifiers have no twin yet.
+// split_punctuation; spm.model and config.ini travel in the file); a pair is A <eos>=3 B.
 #include <torch/script.h>
 
 #include <map>
@@ -22,22 +31,33 @@
 #include <vector>
 
 #include "models/classifier/average_embedding.h"
+#include "models/classifier/rnn_classifier.h"
 
 namespace nlpzoo {
 
 /// The twin of `model` described above, in eval mode, holding copies of its parameters (later
-/// training of `model` does not reach them). Throws std::invalid_argument if `labels` does not
-/// hold one name per class.
+/// training of `model` does not reach them). `labels`: one name per class, or empty for a
+/// regression model (one output). Throws std::invalid_argument if `labels` does not match the
+/// model's outputs.
 torch::jit::Module script_average_embedding_classifier(AverageEmbeddingClassifierImpl& model,
                                                        const std::vector<std::string>& labels);
+torch::jit::Module script_rnn_classifier(RnnClassifierImpl& model, const std::vector<std::string>& labels);
 
-/// Scripts `model`, moves the twin to the CPU and saves it atomically to `out_path` with
-/// `extra_files` (e.g. "config.ini", "spm.model") plus a "README.txt". Throws
-/// std::invalid_argument as script_average_embedding_classifier or if `extra_files` names
-/// "README.txt"; UserError naming `out_path` if it cannot be written, leaving any earlier file
-/// there untouched.
-void export_average_embedding_classifier(const std::string& out_path, AverageEmbeddingClassifierImpl& model,
-                                         const std::vector<std::string>& labels,
-                                         const std::map<std::string, std::string>& extra_files);
+/// The twin of whichever classifier `model` is (average of embeddings or RNN). Throws
+/// std::invalid_argument as above, or for a classifier type without a twin.
+torch::jit::Module script_text_classifier(TextClassifierImpl& model, const std::vector<std::string>& labels);
+
+/// Scripts `model` (script_text_classifier), moves the twin to the CPU and saves it atomically
+/// to `out_path` with `extra_files` (e.g. "config.ini", "spm.model", "labels.txt") plus
+/// "README.txt" (text_classifier_export_readme). Throws std::invalid_argument as
+/// script_text_classifier or if `extra_files` names "README.txt"; UserError naming `out_path`
+/// if it cannot be written, leaving any earlier file there untouched.
+void export_text_classifier(const std::string& out_path, TextClassifierImpl& model,
+                            const std::vector<std::string>& labels,
+                            const std::map<std::string, std::string>& extra_files);
+
+/// The README.txt stored with `model`'s export: the architecture and sizes, the labels (or that
+/// it is a regression model), the methods, and the Python lines that classify a sentence.
+std::string text_classifier_export_readme(TextClassifierImpl& model, const std::vector<std::string>& labels);
 
 }  // namespace nlpzoo

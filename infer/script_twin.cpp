@@ -16,9 +16,11 @@ std::string scripted_name(const std::string& eager_name) {
   return out;
 }
 
-void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who) {
+void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who,
+                       const std::string& prefix) {
   torch::NoGradGuard no_grad;
-  auto copy_in = [&](const std::string& name, const torch::Tensor& t, bool is_buffer) {
+  auto copy_in = [&](const std::string& local, const torch::Tensor& t, bool is_buffer) {
+    const std::string name = prefix.empty() ? local : prefix + "." + local;
     if (name.find("__") != std::string::npos)
       throw std::invalid_argument(who + ": parameter name '" + name +
                                   "' contains '__', which the '.' -> '__' mapping reserves");
@@ -76,6 +78,46 @@ void save_twin(const std::string& out_path, torch::jit::Module twin,
   });
 }
 
+void add_classifier_outputs(torch::jit::Module& twin, const std::vector<std::string>& labels, int64_t num_outputs,
+                            const std::string& who) {
+  const bool regression = labels.empty();
+  if (regression ? num_outputs != 1 : static_cast<int64_t>(labels.size()) != num_outputs)
+    throw std::invalid_argument(who + ": " + std::to_string(labels.size()) + " labels for " +
+                                std::to_string(num_outputs) + " outputs (a regression model: no labels, 1 output)");
+  add_int_attribute(twin, "num_classes", num_outputs);
+  add_bool_attribute(twin, "regression", regression);
+  twin.register_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>(labels));
+}
+
+std::string twin_predict_source(const std::string& params, const std::string& args, bool regression) {
+  return "def predict(self, " + params + ") -> Tensor:\n" +
+         (regression ? "    return self.forward(" + args + ").select(1, 0)\n"
+                     : "    return torch.softmax(self.forward(" + args + "), -1)\n");
+}
+
+std::string twin_classifier_readme(const std::vector<std::string>& labels, const std::string& inputs,
+                                   const std::string& text_line, const std::string& prepare, const std::string& call) {
+  std::string s;
+  if (labels.empty()) {
+    s += "Regression (objective = regression): one output, the predicted score; labels is empty.\n";
+  } else {
+    s += "labels (class id i is labels[i]):";
+    for (const auto& l : labels) s += " " + l;
+    s += "\n";
+  }
+  const std::string C = labels.empty() ? "1" : "C";
+  s += "Methods:\n  forward(" + inputs + ") -> logits[B," + C + "]\n";
+  s += labels.empty() ? "  predict(" + inputs + ") -> scores[B]   forward's single column\n\n"
+                      : "  predict(" + inputs + ") -> probabilities[B,C]   softmax of the logits\n\n";
+  const std::string show = labels.empty() ? "print(float(m.predict(" + call + ")[0]))"
+                                          : "p = m.predict(" + call + ")\n"
+                                            "print(m.labels[int(p.argmax(1))], float(p.max()))";
+  return s + twin_readme_python_footer({"config.ini", "spm.model"},
+                                       "import sentencepiece as spm\n"
+                                       "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n" +
+                                           text_line + "\n" + prepare + "\n" + show);
+}
+
 std::vector<c10::IValue> twin_tuple(const c10::IValue& v, size_t size, const std::string& method,
                                     const std::string& family) {
   if (!v.isTuple() || v.toTupleRef().elements().size() != size)
@@ -126,12 +168,15 @@ std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool
   return out + "]";
 }
 
-std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers) {
+std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers, bool bidirectional) {
   std::string out = "[";
   for (int64_t l = 0; l < num_layers; ++l) {
-    auto one = twin_rnn_layer_params(prefix, l, false);
-    if (l) out += ", ";
-    out += one.substr(1, one.size() - 2);
+    for (bool reverse : {false, true}) {
+      if (reverse && !bidirectional) continue;
+      auto one = twin_rnn_layer_params(prefix, l, reverse);
+      if (out.size() > 1) out += ", ";
+      out += one.substr(1, one.size() - 2);
+    }
   }
   return out + "]";
 }

@@ -23,10 +23,14 @@ std::string scripted_name(const std::string& eager_name);
 
 /// Registers a detached clone of every parameter (as a parameter) and every buffer (as a
 /// buffer) of `model` on `twin` under its scripted_name. The clones do not require grad and
-/// stay on the model's device; later changes to `model` do not reach them. Throws
+/// stay on the model's device; later changes to `model` do not reach them. A non-empty
+/// `prefix` names `model` as a child of a larger module: its tensor "a.b" is then held as
+/// scripted_name("<prefix>.a.b") (e.g. prefix "head": head__output__weight), so a twin can
+/// hold several modules as the eager parent holding them names them. Throws
 /// std::invalid_argument("<who>: parameter name ...") if an eager name already contains "__"
 /// (the mapping would not be invertible).
-void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who);
+void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who,
+                       const std::string& prefix = "");
 
 /// "" when `twin` holds every parameter and buffer of `model` under its scripted_name with
 /// equal values (as copy_tensors_into puts them), else the first difference: a name the twin
@@ -61,13 +65,38 @@ std::string twin_readme_python_footer();
 /// registered under `prefix` (a models/rnn/recurrent.h Recurrent, whose LibTorch module is
 /// "<prefix>.rnn"): "[self.<prefix>__rnn__weight_ih_l0, ..._hh_l0, bias_ih_l0, bias_hh_l0, ...]"
 /// in LibTorch's flat order, for one layer and direction (twin_rnn_layer_params) or for
-/// layers 0..num_layers-1 of a unidirectional stack (twin_rnn_stack_params).
+/// layers 0..num_layers-1 of a stack (twin_rnn_stack_params; bidirectional: each layer's
+/// forward then its _reverse weights, the order aten::lstm's `params` expects).
 std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool reverse);
-std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers);
+std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers, bool bidirectional = false);
 
 /// The aten op running a cell's recurrence, as TorchScript names it: "torch.rnn_tanh" |
 /// "torch.gru" | "torch.lstm", the kernels torch::nn::RNN/GRU/LSTM run.
 std::string twin_aten_rnn(CellType cell);
+
+/// What every classifier twin shares (infer/export_classifier.h, infer/export_bert.h).
+/// Registers the attributes `labels` (List[str]: class id i is labels[i]; empty for a
+/// regression model), `regression` (bool: labels is empty) and `num_classes` (int: the
+/// outputs of forward). Regression is `labels` empty with a single output. Throws
+/// std::invalid_argument("<who>: N labels for M outputs") otherwise, unless labels.size() ==
+/// num_outputs.
+void add_classifier_outputs(torch::jit::Module& twin, const std::vector<std::string>& labels, int64_t num_outputs,
+                            const std::string& who);
+
+/// TorchScript source of a classifier twin's predict(<params>), calling its forward(<args>)
+/// (logits [B, C]): softmax over the classes -> probabilities [B, C] float, or for regression
+/// the score, forward's single column -> [B] float. E.g. params "tokens: Tensor", args "tokens".
+std::string twin_predict_source(const std::string& params, const std::string& args, bool regression);
+
+/// The README.txt lines every classifier twin ends with: what predict returns (the labels, or
+/// a score for regression), forward's and predict's signatures for `inputs` (e.g.
+/// "tokens[B,T] int64"), then twin_readme_python_footer with the Python lines that classify
+/// one sentence: load the SentencePiece model stored in the file as `sp`, run `prepare`
+/// (Python lines that turn the string `text` into the model's input tensors, e.g.
+/// "tokens = torch.tensor([sp.encode(text)])"; `text_line` assigns `text` first), then
+/// m.predict(<call>) and print the label and its probability (or the score).
+std::string twin_classifier_readme(const std::vector<std::string>& labels, const std::string& inputs,
+                                   const std::string& text_line, const std::string& prepare, const std::string& call);
 
 /// The elements of a twin method's result `v`, which must be a tuple of `size` elements.
 /// Throws UserError("not an nlpzoo <family> export: '<method>' does not return a <size>-tuple")

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <vector>
 
 #include "datasets/special_ids.h"
@@ -83,6 +84,20 @@ std::string sorted_scripted_names(const torch::nn::Module& model) {
   std::string joined;
   for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
   return joined;
+}
+
+std::string readme_python(const std::string& readme, const std::string& path) {
+  const auto start = readme.find("Python:\n");
+  EXPECT_NE(start, std::string::npos) << readme;
+  if (start == std::string::npos) return "";
+  std::string code;
+  std::istringstream in(readme.substr(start + 8));
+  for (std::string line; std::getline(in, line) && line.rfind("  ", 0) == 0;) code += line.substr(2) + "\n";
+  const std::string placeholder = "'model.pt'";
+  const auto at = code.find(placeholder);
+  EXPECT_NE(at, std::string::npos) << code;
+  if (at != std::string::npos) code.replace(at, placeholder.size(), "'" + path + "'");
+  return code;
 }
 
 std::string tokens_text(const torch::Tensor& tokens) {

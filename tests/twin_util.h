@@ -32,6 +32,11 @@ torch::jit::Module load_export_checking_extras(const std::string& path,
 /// ' '.join(sorted(n for n, _ in m.named_parameters())) for its twin.
 std::string sorted_scripted_names(const torch::nn::Module& model);
 
+/// The Python lines of an export's README.txt (the indented lines after "Python:", as
+/// twin_readme_python_footer writes them), unindented, loading `path` instead of 'model.pt': a
+/// script that runs what the README tells a user to run on that file.
+std::string readme_python(const std::string& readme, const std::string& path);
+
 /// "B T t_00 t_01 ..." of a [B, T] int64 tensor: how the Python checks print greedy output.
 std::string tokens_text(const torch::Tensor& tokens);
 

@@ -4,6 +4,7 @@
 // classification_task.cpp.
 #include "datasets/io.h"
 #include "infer/classification_metrics.h"
+#include "infer/export_bert.h"
 #include "infer/export_classifier.h"
 #include "infer/embedding_eval.h"  // pearson_r, spearman_rho
 #include "train/evaluation.h"
@@ -37,18 +38,14 @@ Metrics ClassificationTask::evaluate(Split split, const EvaluationOptions& optio
 
 std::vector<std::string> ClassificationTask::export_torchscript(const std::string& path,
                                                                 const std::string& config_ini) {
-  if (regression_)
-    throw UserError("cannot write " + path + ": regression models (objective = regression) have no TorchScript "
-                    "export yet");
-  if (bert_arch_)
-    throw UserError("cannot write " + path + ": BERT classifiers (arch = bert) have no TorchScript export yet");
-  auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(model_.get());
-  if (average == nullptr)
-    throw UserError("cannot write " + path +
-                    ": the RNN classifiers (arch = rnn) have no TorchScript export yet; arch = avg_emb has one");
   auto extra = artifacts();
   extra["config.ini"] = config_ini;
-  export_average_embedding_classifier(path, *average, labels(), extra);
+  if (bert_arch_) {
+    auto& m = bert_classifier();
+    export_bert_classifier(path, *m.bert, *m.head, labels(), extra);
+  } else {
+    export_text_classifier(path, classifier(), labels(), extra);
+  }
   return {"config.ini", "labels.txt", "spm.model"};
 }
 

@@ -133,8 +133,9 @@ class ClassificationTask : public Task, public SentenceClassifier {
   /// predictions' "accuracy", "macro_f1" and "mcc" (infer/classification_metrics.h; details:
   /// the per-label scores and the confusion matrix), or for regression "pearson" and "spearman".
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
-  /// arch = avg_emb: the twin of infer/export_classifier.h with config.ini, "spm.model" and
-  /// "labels.txt". The RNN and BERT classifiers and regression have none yet (UserError).
+  /// The twin of infer/export_classifier.h (arch avg_emb or rnn) or of export_bert_classifier
+  /// (infer/export_bert.h; arch = bert), for regression with predict giving the scores and
+  /// labels empty, with config.ini, "spm.model" and "labels.txt" (empty for regression). UserError naming `path` if it cannot be written.
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   SentenceClassifier* sentence_classifier() override { return this; }
   /// Gold class ids of a split read by setup, in file order. Throws UserError if not loaded.
