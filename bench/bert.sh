@@ -64,7 +64,8 @@ tail -1 "$OUT/ref.train.log" | cut -c1-200
 echo "== reference: optimizer step"
 for mode in foreach single flat; do
   /usr/bin/python3 "$REF" optim --config "$OUT/ours/config.ini" --spm "$OUT/ours/spm.model" --mode "$mode" \
-    | tee "$OUT/ref.optim_$mode.txt" | head -1
+    > "$OUT/ref.optim_$mode.txt"
+  head -1 "$OUT/ref.optim_$mode.txt"
 done
 
 # Fine-tuning on SST-2 and classify at batch 64: the dev sentences 4 times over.
