@@ -19,6 +19,7 @@
 #include "train/config.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/registry.h"
+#include "train/flat_parameters.h"
 #include "train/trainer.h"
 
 using namespace nlpzoo;
@@ -302,4 +303,49 @@ TEST_F(MaskedLmTaskTest, WeightDecaySkipsBiasesAndLayerNorms) {
   // Without decay (or without names) there is one group, as for every other task.
   config.set("weight_decay", "0");
   EXPECT_EQ(make_optimizer(config, *model, exempt)->param_groups().size(), 1u);
+}
+
+// The layout `nlpzoo bench optimizer --flat` times (one flat tensor per group) makes the same
+// AdamW updates as the per-tensor one the Trainer uses: same groups (decay and no decay), same
+// values after a few steps with the same gradients.
+TEST_F(MaskedLmTaskTest, FlatParameterGroupsStepAsPerTensorAdamW) {
+  auto config = tiny_config();
+  config.set("lr", "0.01");
+  torch::manual_seed(3);
+  BertForPreTraining model(BertOptions().vocab_size(30).d_model(16).num_heads(2).num_layers(1).ffn_dim(32));
+  torch::manual_seed(3);
+  BertForPreTraining twin(BertOptions().vocab_size(30).d_model(16).num_heads(2).num_layers(1).ffn_dim(32));
+  const auto exempt = parameters_without_weight_decay(*model);
+  auto plain = make_optimizer(config, *model, exempt);
+  auto flat = make_optimizer(config, *twin, exempt);
+  for (auto& p : twin->parameters()) p.mutable_grad() = torch::zeros_like(p);
+  flatten_parameter_groups(*flat);
+  const auto& groups = plain->param_groups();
+  ASSERT_EQ(groups.size(), 2u);
+  ASSERT_EQ(flat->param_groups().size(), 2u);
+  const auto start = groups[0].params()[0].detach().clone().reshape(-1);
+  for (int step = 0; step < 4; ++step) {
+    for (size_t j = 0; j < groups.size(); ++j) {
+      std::vector<torch::Tensor> grads;
+      for (auto p : groups[j].params()) {
+        p.mutable_grad() = torch::randn_like(p);
+        grads.push_back(p.grad().reshape(-1));
+      }
+      ASSERT_EQ(flat->param_groups()[j].params().size(), 1u);
+      flat->param_groups()[j].params()[0].mutable_grad().copy_(torch::cat(grads));
+    }
+    plain->step();
+    flat->step();
+  }
+  for (size_t j = 0; j < groups.size(); ++j) {
+    std::vector<torch::Tensor> values;
+    for (const auto& p : groups[j].params()) values.push_back(p.detach().reshape(-1));
+    const auto diff = (torch::cat(values) - flat->param_groups()[j].params()[0].detach()).abs().max().item<double>();
+    EXPECT_LE(diff, 1e-6) << "group " << j;
+  }
+  // The steps did move the parameters (4 steps of up to lr each).
+  EXPECT_GT((groups[0].params()[0].detach().reshape(-1) - start).abs().max().item<double>(), 0.01);
+  auto no_grad = make_optimizer(config, *twin, exempt);
+  for (auto& p : twin->parameters()) p.mutable_grad() = torch::Tensor();
+  EXPECT_THROW(flatten_parameter_groups(*no_grad), std::invalid_argument);
 }

@@ -2,8 +2,12 @@
 // bench/ divides training FLOP/s by (model FLOP utilisation). --compare measures it once per
 // OpenBLAS core (train/blas_core.h) in a child process each, as OpenBLAS reads
 // OPENBLAS_CORETYPE only when it loads.
+// nlpzoo bench optimizer: the time of one optimizer step over a trained run's parameters, with
+// the Trainer's optimizer (make_optimizer: the run's optimizer, options and weight-decay
+// groups), in the parameters' own tensors or in one flat tensor per group (bench/bert.sh).
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -13,7 +17,9 @@
 #include "tools/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
+#include "tools/run_flags.h"
 #include "train/blas_core.h"
+#include "train/flat_parameters.h"
 #include "train/trainer.h"
 
 namespace nlpzoo::cli {
@@ -79,8 +85,52 @@ int run_bench_matmul(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_bench_optimizer(const std::vector<std::string>& args) {
+  po::options_description desc("Options");
+  add_run_flags(desc);
+  desc.add_options()
+      ("steps", po::value<int64_t>()->default_value(50), "timed steps (after 5 warm-up steps that create the state)")
+      ("flat", po::bool_switch(), "one flat tensor per parameter group instead of the parameters' own tensors");
+  auto vm = parse_args(args, desc, "bench optimizer --run-dir RUN [--steps N] [--flat] [--device D]");
+  if (!vm) return 0;
+  const int64_t steps = (*vm)["steps"].as<int64_t>();
+  if (steps < 1) throw UserError("--steps must be positive, got " + std::to_string(steps));
+  const bool flat = (*vm)["flat"].as<bool>();
+  auto run = load_run_from_flags(*vm);
+  auto model = run.task->model();
+  const auto profile = run.task->training_profile();
+  auto optimizer = make_optimizer(run.config, *model, profile.no_weight_decay);
+  // Every parameter gets a gradient of a training step's order of magnitude.
+  int64_t numel = 0, tensors = 0;
+  for (auto& p : model->parameters()) {
+    p.mutable_grad() = torch::randn_like(p) * 1e-3;
+    numel += p.numel();
+    ++tensors;
+  }
+  if (flat) flatten_parameter_groups(*optimizer);
+  const bool cuda = model->parameters().front().is_cuda();
+  auto timed_step = [&] {
+    if (cuda) torch::cuda::synchronize();
+    const auto start = std::chrono::steady_clock::now();
+    optimizer->step();
+    if (cuda) torch::cuda::synchronize();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int i = 0; i < 5; ++i) timed_step();
+  std::vector<double> ms;
+  for (int64_t i = 0; i < steps; ++i) ms.push_back(timed_step());
+  std::sort(ms.begin(), ms.end());
+  std::cout << run.config.get("optimizer") << " step over " << numel << " parameters in " << tensors << " tensors, "
+            << optimizer->param_groups().size() << " groups, " << (flat ? "flat (one tensor per group)" : "per tensor")
+            << ", " << torch::get_num_threads() << " threads: " << std::fixed << std::setprecision(2)
+            << ms[ms.size() / 2] << " ms/step (median of " << steps << "; min " << ms.front() << ")" << std::endl;
+  return 0;
+}
+
 }  // namespace
 
+NLPZOO_REGISTER_COMMAND(bench_optimizer, "bench optimizer",
+                        "time one optimizer step over a run's parameters (per tensor or --flat)", run_bench_optimizer);
 NLPZOO_REGISTER_COMMAND(bench_matmul, "bench matmul", "measure the dense matrix-multiply rate (GFLOP/s)",
                         run_bench_matmul);
 
