@@ -261,12 +261,13 @@ torch::Tensor twin_predict(torch::jit::Module& twin, const ClassificationTask& t
   auto tokens = torch::zeros({static_cast<int64_t>(rows.size()), static_cast<int64_t>(T)}, torch::kLong);
   for (size_t i = 0; i < rows.size(); ++i)
     for (size_t t = 0; t < rows[i].size(); ++t) tokens[i][t] = rows[i][t];
+  if (task.bert_arch()) return twin.get_method("predict")({tokens, pair_segments(tokens)}).toTensor();
   return twin.get_method("predict")({tokens}).toTensor();
 }
 
 }  // namespace
 
-// `nlpzoo export` asks the task: arch = rnn and regression runs export too, and the file's
+// `nlpzoo export` asks the task: arch = rnn, arch = bert and regression runs export too, and the file's
 // predict is the task's own predict (classify) on the same sentences.
 TEST(ExportClassifierTask, RnnAndRegressionRunsExportTheirTwin) {
   const auto root = test::fresh_temp_dir("export_classifier_task");
@@ -279,6 +280,10 @@ TEST(ExportClassifierTask, RnnAndRegressionRunsExportTheirTwin) {
       {"bilstm", kSentiment, {"--arch", "rnn", "--cell", "lstm", "--num_layers", "2", "--pooling", "max"}, false},
       {"gru_regression", kScores, {"--arch", "rnn", "--cell", "gru", "--objective", "regression"}, true},
       {"avg_regression", kScores, {"--arch", "avg_emb", "--objective", "regression"}, true},
+      {"bert", kSentiment, {"--arch", "bert", "--d_model", "16", "--num_heads", "2", "--num_layers", "2", "--ffn_dim",
+                            "32", "--max_positions", "32"}, false},
+      {"bert_regression", kScores, {"--arch", "bert", "--d_model", "16", "--num_heads", "2", "--num_layers", "1",
+                                    "--ffn_dim", "32", "--max_positions", "32", "--objective", "regression"}, true},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
