@@ -283,7 +283,7 @@ TEST_F(FineTune, RegressionFineTuneReducesTheSquaredError) {
   write_data(kScores, kScores);
   torch::manual_seed(4);
   auto c = config({"--objective", "regression", "--text_column", "sentence1", "--text_b_column", "sentence2",
-                   "--label_column", "score", "--tsv_columns", "3", "--max_steps", "100", "--lr", "0.02",
+                   "--label_column", "score", "--tsv_columns", "3", "--max_steps", "150", "--lr", "0.003",
                    "--lr_schedule", "constant"});
   auto task = make(c);
   EXPECT_EQ(task->bert_classifier().head->output->weight.size(0), 1);
