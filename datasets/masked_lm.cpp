@@ -10,35 +10,50 @@
 
 namespace nlpzoo {
 
+SentenceChunks chunk_sentences(const std::vector<TokenIds>& sentences, int64_t room) {
+  if (room < 1) throw std::invalid_argument("grouping sentences needs room for 1 piece, got " + std::to_string(room));
+  const auto limit = static_cast<size_t>(room);
+  SentenceChunks out;
+  std::vector<TokenIds> current;
+  size_t pieces = 0;
+  auto flush = [&] {
+    if (!current.empty()) out.chunks.push_back(std::move(current));
+    current.clear();
+    pieces = 0;
+  };
+  for (const auto& s : sentences) {
+    if (s.empty()) continue;
+    if (pieces + s.size() > limit) flush();
+    if (s.size() > limit) {
+      ++out.truncated;
+      current.emplace_back(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(limit));
+      flush();
+      continue;
+    }
+    current.push_back(s);
+    pieces += s.size();
+  }
+  flush();
+  return out;
+}
+
 PackedSequences pack_sentences(const std::vector<TokenIds>& sentences, int64_t max_positions) {
   if (max_positions < 3)
     throw std::invalid_argument("packing needs max_positions >= 3 ([CLS] piece [SEP]), got " +
                                 std::to_string(max_positions));
-  const size_t room = static_cast<size_t>(max_positions - 2);
+  auto grouped = chunk_sentences(sentences, max_positions - 2);
   PackedSequences out;
-  TokenIds current;
-  auto flush = [&] {
-    if (current.empty()) return;
-    TokenIds seq;
-    seq.reserve(current.size() + 2);
-    seq.push_back(kClsId);
-    seq.insert(seq.end(), current.begin(), current.end());
+  out.truncated = grouped.truncated;
+  out.sequences.reserve(grouped.chunks.size());
+  for (auto& chunk : grouped.chunks) {
+    TokenIds seq{kClsId};
+    for (auto& s : chunk) {
+      seq.insert(seq.end(), s.begin(), s.end());
+      TokenIds().swap(s);  // the corpus is large: free each sentence once copied
+    }
     seq.push_back(kSepId);
     out.sequences.push_back(std::move(seq));
-    current.clear();
-  };
-  for (const auto& s : sentences) {
-    if (s.empty()) continue;
-    if (current.size() + s.size() > room) flush();
-    if (s.size() > room) {
-      ++out.truncated;
-      current.assign(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(room));
-      flush();
-      continue;
-    }
-    current.insert(current.end(), s.begin(), s.end());
   }
-  flush();
   return out;
 }
 
@@ -63,6 +78,38 @@ PairInput pair_input(const TokenIds& a, const TokenIds& b, int64_t max_positions
     out.segments.resize(out.tokens.size(), 1);
   }
   return out;
+}
+
+NextSentencePair next_sentence_pair(const std::vector<std::vector<TokenIds>>& chunks, size_t k,
+                                    int64_t max_positions, uint64_t rng_seed) {
+  if (chunks.size() < 2)
+    throw std::invalid_argument("next-sentence pairs need at least 2 chunks of text, got " +
+                                std::to_string(chunks.size()));
+  if (k >= chunks.size() || chunks[k].empty())
+    throw std::invalid_argument("next-sentence pair: chunk " + std::to_string(k) + " does not exist or is empty");
+  if (max_positions < 5)
+    throw std::invalid_argument("next-sentence pairs need max_positions >= 5, got " + std::to_string(max_positions));
+  const auto& chunk = chunks[k];
+  std::mt19937_64 rng(rng_seed);
+  const size_t n = chunk.size();
+  const size_t a_end = n >= 2 ? std::uniform_int_distribution<size_t>(1, n - 1)(rng) : 1;
+  const bool is_next = n >= 2 && std::uniform_real_distribution<double>(0.0, 1.0)(rng) < 0.5;
+  auto append = [](TokenIds& to, const TokenIds& from) { to.insert(to.end(), from.begin(), from.end()); };
+  TokenIds a, b;
+  for (size_t i = 0; i < a_end; ++i) append(a, chunk[i]);
+  if (is_next) {
+    for (size_t i = a_end; i < n; ++i) append(b, chunk[i]);
+  } else {
+    // Another chunk, drawn without k; from one of its sentences on, as much as A leaves room for.
+    size_t j = std::uniform_int_distribution<size_t>(0, chunks.size() - 2)(rng);
+    if (j >= k) ++j;
+    const auto& other = chunks[j];
+    const int64_t room = std::max<int64_t>(1, max_positions - 3 - static_cast<int64_t>(a.size()));
+    for (size_t i = std::uniform_int_distribution<size_t>(0, other.size() - 1)(rng);
+         i < other.size() && (b.empty() || static_cast<int64_t>(b.size() + other[i].size()) <= room); ++i)
+      append(b, other[i]);
+  }
+  return {pair_input(a, b, max_positions), is_next};
 }
 
 bool is_special_for_masking(int64_t id) {

@@ -4,6 +4,8 @@
 //   packing:  consecutive sentences fill [CLS] s_1 s_2 ... [SEP] up to max_positions pieces
 //             (RoBERTa's FULL-SENTENCES; a sentence is never split across sequences)
 //   pairs:    [CLS] A [SEP] B [SEP] with segment ids 0 ... 0 1 ... 1 (sec. 3, fig. 2)
+//   NSP:      B is the text that follows A half of the time and a span from elsewhere
+//             otherwise (sec. 3.1, task #2; BERT's create_instances_from_document)
 //   masking:  mask_prob of the non-special positions are predicted; of those 80% become
 //             [MASK], 10% a random piece, 10% stay (sec. 3.1); optionally whole words at once
 // Special ids are those of datasets/special_ids.h.
@@ -19,6 +21,17 @@ struct PackedSequences {
   std::vector<TokenIds> sequences;  // each [CLS] pieces [SEP], at most max_positions ids
   int64_t truncated = 0;            // sentences longer than max_positions - 2 pieces, cut to fit
 };
+
+struct SentenceChunks {
+  std::vector<std::vector<TokenIds>> chunks;  // consecutive sentences, at most `room` pieces in all
+  int64_t truncated = 0;                      // sentences longer than room, cut to fit
+};
+
+/// Consecutive non-empty sentences grouped in order, each group as many whole sentences as fit
+/// in `room` pieces; a sentence longer than room is cut to room pieces (counted in `truncated`)
+/// and fills a group alone. The grouping under both packing and next-sentence pairs.
+/// Throws std::invalid_argument for room < 1.
+SentenceChunks chunk_sentences(const std::vector<TokenIds>& sentences, int64_t room);
 
 /// RoBERTa's FULL-SENTENCES packing: sentences (their pieces, no specials) in order, each
 /// sequence [CLS] + as many consecutive whole sentences as fit + [SEP], at most
@@ -39,6 +52,21 @@ struct PairInput {
 /// (BERT's truncate_seq_pair). Throws std::invalid_argument when max_positions cannot hold
 /// the specials (3, or 5 with b).
 PairInput pair_input(const TokenIds& a, const TokenIds& b, int64_t max_positions);
+
+struct NextSentencePair {
+  PairInput input;  // [CLS] A [SEP] B [SEP], at most max_positions ids
+  bool is_next;     // B is the text that follows A (BERT's next_sentence_label 0; 1 = random)
+};
+
+/// BERT's next-sentence-prediction example from chunk k of `chunks` (chunk_sentences with room
+/// max_positions - 3): A is the chunk's first a sentences (a uniform in [1, n-1] for a chunk of
+/// n >= 2 sentences); B is the rest of the chunk with probability 1/2, else (and always for a
+/// one-sentence chunk, as BERT does) the sentences of another chunk from a random one of them
+/// on, as many as fill the room A leaves (at least one). The longer side is then cut first
+/// (pair_input). `rng_seed` fixes every draw. Throws std::invalid_argument for fewer than 2
+/// chunks (no other text for B), k out of range, an empty chunk or max_positions < 5.
+NextSentencePair next_sentence_pair(const std::vector<std::vector<TokenIds>>& chunks, size_t k,
+                                    int64_t max_positions, uint64_t rng_seed);
 
 /// Whether an id is never masked: pad, BOS, EOS, [CLS], [SEP], [MASK].
 bool is_special_for_masking(int64_t id);

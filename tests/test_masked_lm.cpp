@@ -179,6 +179,60 @@ TEST(MaskedLmPairs, SegmentIdsAndLongerSideTruncatedFirst) {
   EXPECT_THROW(pair_input({1}, {2}, 4), std::invalid_argument);
 }
 
+// Sentences whose pieces all carry their sentence's number (100 + s) show where text came from.
+std::vector<std::vector<TokenIds>> numbered_chunks(int64_t sentences, int64_t room) {
+  std::vector<TokenIds> text;
+  for (int64_t s = 0; s < sentences; ++s) text.push_back(TokenIds(2 + s % 5, 100 + s));
+  return chunk_sentences(text, room).chunks;
+}
+
+TEST(MaskedLmPairs, NextSentenceIsTheFollowingTextHalfTheTime) {
+  const int64_t max_positions = 23;
+  const auto chunks = numbered_chunks(300, max_positions - 3);
+  ASSERT_GT(chunks.size(), 40u);
+  int64_t multi = 0, next = 0;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    std::set<int64_t> own;
+    for (const auto& s : chunks[k]) own.insert(s.front());
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      const auto pair = next_sentence_pair(chunks, k, max_positions, mix_seed({seed, k}));
+      const auto& t = pair.input.tokens;
+      ASSERT_LE(static_cast<int64_t>(t.size()), max_positions);
+      ASSERT_EQ(t.front(), kClsId);
+      ASSERT_EQ(t.back(), kSepId);
+      const auto sep = std::find(t.begin() + 1, t.end(), kSepId) - t.begin();
+      ASSERT_GT(sep, 1);
+      ASSERT_LT(sep + 2, static_cast<int64_t>(t.size())) << "B is empty";
+      for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(pair.input.segments[i], static_cast<int64_t>(i) > sep ? 1 : 0);
+      // A is the chunk's first sentences, whole.
+      EXPECT_EQ(t[1], chunks[k].front().front());
+      const int64_t a_last = t[sep - 1], b_first = t[sep + 1];
+      EXPECT_TRUE(own.count(a_last));
+      if (chunks[k].size() > 1) {
+        ++multi;
+        next += pair.is_next;
+      } else {
+        EXPECT_FALSE(pair.is_next) << "a one-sentence chunk has no next text of its own";
+      }
+      if (pair.is_next) {
+        // B is the text right after A, to the chunk's end, uncut.
+        EXPECT_EQ(b_first, a_last + 1);
+        EXPECT_EQ(t[t.size() - 2], chunks[k].back().back());
+        EXPECT_FALSE(pair.input.truncated);
+      } else {
+        for (int64_t i = sep + 1; i + 1 < static_cast<int64_t>(t.size()); ++i)
+          EXPECT_FALSE(own.count(t[i])) << "random B drew from its own chunk " << k;
+      }
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(next) / multi, 0.5, 0.05) << next << " of " << multi;
+  EXPECT_EQ(next_sentence_pair(chunks, 3, max_positions, 9).input.tokens,
+            next_sentence_pair(chunks, 3, max_positions, 9).input.tokens);
+  EXPECT_THROW(next_sentence_pair({chunks[0]}, 0, max_positions, 1), std::invalid_argument);
+  EXPECT_THROW(next_sentence_pair(chunks, chunks.size(), max_positions, 1), std::invalid_argument);
+  EXPECT_THROW(next_sentence_pair(chunks, 0, 4, 1), std::invalid_argument);
+}
+
 // The task on a small corpus: batches hold packed, masked sequences; the valid mask is fixed,
 // the train mask changes with the epoch; biases and LayerNorm weights do not decay.
 class MaskedLmTaskTest : public ::testing::Test {
@@ -348,4 +402,92 @@ TEST_F(MaskedLmTaskTest, FlatParameterGroupsStepAsPerTensorAdamW) {
   auto no_grad = make_optimizer(config, *twin, exempt);
   for (auto& p : twin->parameters()) p.mutable_grad() = torch::Tensor();
   EXPECT_THROW(flatten_parameter_groups(*no_grad), std::invalid_argument);
+}
+
+// nsp = true: each example is [CLS] A [SEP] B [SEP] with segment ids and a label; masking never
+// touches the specials; the loss adds the NSP mean once per masked position; validation reports
+// MLM loss and NSP accuracy; a short run trains both heads.
+TEST_F(MaskedLmTaskTest, NspBatchesArePairsWithLabelsAndTrainBothHeads) {
+  auto config = tiny_config();
+  config.set("nsp", "true");
+  config.set("max_positions", "64");  // a line is ~25 pieces at vocab_size 40: 2 lines per chunk
+  MaskedLmTask task;
+  task.setup(config, {(*dir_ / "data").string(), (*dir_ / "run_nsp").string(), {Split::kTrain, Split::kValid}});
+  ASSERT_TRUE(task.sequences(Split::kTrain).empty());
+  int64_t is_next = 0, rows = 0;
+  for (int64_t i = 0; i < task.num_batches(Split::kTrain, 0); ++i) {
+    const auto b = task.make_batch(Split::kTrain, 0, i);
+    const auto& input = b.tensors.at("input");
+    const auto& segments = b.tensors.at("segments");
+    const auto& labels = b.tensors.at("nsp_labels");
+    ASSERT_EQ(labels.size(0), input.size(0));
+    for (int64_t r = 0; r < input.size(0); ++r) {
+      // Two [SEP] stay in every row: specials are never masked or drawn as random pieces.
+      EXPECT_EQ((input[r] == kSepId).sum().item<int64_t>(), 2);
+      EXPECT_EQ(input[r][0].item<int64_t>(), kClsId);
+      EXPECT_GT(segments[r].sum().item<int64_t>(), 0) << "B has segment id 1";
+      EXPECT_EQ(segments[r].masked_select(input[r] == kPadId).sum().item<int64_t>(), 0);
+    }
+    EXPECT_EQ(b.tensors.at("masked").logical_and(input == kSepId).sum().item<int64_t>(), 0);
+    is_next += (labels == 0).sum().item<int64_t>();
+    rows += labels.size(0);
+  }
+  EXPECT_GT(is_next, rows / 4);
+  EXPECT_LT(is_next, rows * 3 / 4);
+  // Remade alike; another epoch pairs differently; valid pairs are fixed.
+  const auto b = task.make_batch(Split::kTrain, 0, 1);
+  EXPECT_TRUE(torch::equal(task.make_batch(Split::kTrain, 0, 1).tensors.at("input"), b.tensors.at("input")));
+  EXPECT_TRUE(torch::equal(task.make_batch(Split::kValid, 0, 0).tensors.at("nsp_labels"),
+                           task.make_batch(Split::kValid, 2, 0).tensors.at("nsp_labels")));
+
+  // loss / N = MLM mean + NSP mean.
+  task.model()->eval();
+  torch::NoGradGuard no_grad;
+  const auto out = task.bert()(b.tensors.at("input"), b.tensors.at("segments"), b.tensors.at("masked"));
+  const double mlm = torch::cross_entropy_loss(out.mlm_logits, b.tensors.at("targets")).item<double>();
+  const double nsp = torch::cross_entropy_loss(out.nsp_logits, b.tensors.at("nsp_labels")).item<double>();
+  const auto loss = task.loss(b);
+  EXPECT_NEAR(loss.loss_sum.item<double>() / b.num_tokens, mlm + nsp, 1e-4);
+  const auto metrics = task.validation_metrics(
+      {{"accuracy", loss.metric_sums.at("accuracy").to(torch::kDouble)},
+       {"mlm_loss", loss.metric_sums.at("mlm_loss").to(torch::kDouble)},
+       {"nsp", loss.metric_sums.at("nsp").to(torch::kDouble)}},
+      b.num_tokens);
+  EXPECT_NEAR(metrics.at("mlm_loss"), mlm, 1e-4);
+  EXPECT_NEAR(metrics.at("mlm_perplexity"), std::exp(mlm), 1e-3 * std::exp(mlm));
+  const double correct = (out.nsp_logits.argmax(-1) == b.tensors.at("nsp_labels")).sum().item<double>();
+  EXPECT_DOUBLE_EQ(metrics.at("nsp_accuracy"), correct / b.tensors.at("nsp_labels").size(0));
+}
+
+// Both heads learn: on one batch holding both labels, 150 Adam updates bring the NSP loss near 0
+// and its accuracy to 1, and evaluate reports the NSP and MLM parts.
+TEST_F(MaskedLmTaskTest, NspAndMlmHeadsOverfitABatch) {
+  auto config = tiny_config();
+  for (auto [key, value] : {std::pair{"nsp", "true"}, {"max_positions", "64"}, {"dropout", "0"}, {"attention_dropout", "0"}})
+    config.set(key, value);
+  torch::manual_seed(5);
+  MaskedLmTask task;
+  task.setup(config, {(*dir_ / "data").string(), (*dir_ / "nsp_overfit").string(), {Split::kTrain, Split::kValid}});
+  Batch b;
+  for (int64_t i = 0; i < task.num_batches(Split::kTrain, 0) && !b.num_tokens; ++i) {
+    auto candidate = task.make_batch(Split::kTrain, 0, i);
+    const auto next = (candidate.tensors.at("nsp_labels") == 0).sum().item<int64_t>();
+    if (next > 0 && next < candidate.tensors.at("nsp_labels").size(0)) b = candidate;
+  }
+  ASSERT_GT(b.num_tokens, 0) << "no batch holds both labels";
+  torch::optim::Adam adam(task.model()->parameters(), torch::optim::AdamOptions(0.01));
+  for (int step = 0; step < 150; ++step) {
+    adam.zero_grad();
+    (task.loss(b).loss_sum / b.num_tokens).backward();
+    adam.step();
+  }
+  task.model()->eval();
+  torch::NoGradGuard no_grad;
+  const auto out = task.bert()(b.tensors.at("input"), b.tensors.at("segments"), b.tensors.at("masked"));
+  EXPECT_LT(torch::cross_entropy_loss(out.nsp_logits, b.tensors.at("nsp_labels")).item<double>(), 0.05);
+  EXPECT_TRUE(torch::equal(out.nsp_logits.argmax(-1), b.tensors.at("nsp_labels")));
+  EXPECT_LT(torch::cross_entropy_loss(out.mlm_logits, b.tensors.at("targets")).item<double>(), 0.1);
+  const auto m = task.evaluate(Split::kValid, {});
+  EXPECT_GE(m.at("nsp_accuracy").value, 0.0);
+  EXPECT_LT(m.at("mlm_loss").value, m.at("loss").value);
 }

@@ -8,6 +8,7 @@
 
 #include "datasets/batching.h"
 #include "datasets/io.h"
+#include "models/bert/bert.h"
 #include "models/transformer/transformer.h"
 #include "tests/test_util.h"
 #include "train/losses.h"
@@ -156,4 +157,38 @@ TEST(Precision, Bf16TrainingFollowsFp32) {
   EXPECT_LT(fp32.losses.back(), 0.8 * fp32.losses.front());  // it learns, so the comparison means something
   EXPECT_NEAR(bf16.valid, fp32.valid, 0.05 * fp32.valid);
   EXPECT_TRUE(bf16.float_weights);  // master weights and gradients stay float32
+}
+
+// Every BERT module (the MLM head, the pooler and the fine-tuning head) runs forward and backward
+// under bf16 autocast with float32 weights, and its loss stays near fp32's. The MLM head used to
+// throw "expected scalar type BFloat16 but found Float": its LayerNorm took a bf16 matmul output.
+TEST(Precision, BertPreTrainingAndClassifierRunUnderBf16) {
+  SKIP_WITHOUT_BF16();
+  torch::manual_seed(3);
+  const auto options = BertOptions().vocab_size(50).d_model(32).num_heads(2).num_layers(2).ffn_dim(64)
+                           .max_positions(16).dropout(0.0).attention_dropout(0.0);
+  BertForPreTraining mlm(options);
+  BertForSequenceClassification classifier(options, 3);
+  const auto tokens = torch::randint(5, 50, {4, 12}, torch::kLong);
+  const auto segments = torch::cat({torch::zeros({4, 6}, torch::kLong), torch::ones({4, 6}, torch::kLong)}, 1);
+  const auto masked = torch::rand({4, 12}) < 0.3;
+  const auto labels = torch::tensor({0, 1, 2, 1}, torch::kLong);
+  auto losses = [&](Precision precision) {
+    const AutocastGuard guard(precision, torch::kCPU);
+    const auto mlm_loss = torch::cross_entropy_loss(mlm->forward(tokens, segments, masked).mlm_logits.to(torch::kFloat),
+                                                    tokens.masked_select(masked));
+    const auto cls_loss = torch::cross_entropy_loss(classifier->forward(tokens, segments).to(torch::kFloat), labels);
+    return std::make_pair(mlm_loss, cls_loss);
+  };
+  const auto [mlm32, cls32] = losses(Precision::kFp32);
+  const auto [mlm16, cls16] = losses(Precision::kBf16);
+  (mlm16 + cls16).backward();
+  EXPECT_NEAR(mlm16.item<double>(), mlm32.item<double>(), 0.02 * mlm32.item<double>());
+  EXPECT_NEAR(cls16.item<double>(), cls32.item<double>(), 0.02 * cls32.item<double>());
+  for (auto* module : {static_cast<torch::nn::Module*>(mlm.get()), static_cast<torch::nn::Module*>(classifier.get())})
+    for (const auto& p : module->named_parameters()) {
+      if (!p.value().grad().defined()) continue;  // the pre-training model's unused pooler
+      EXPECT_EQ(p.value().grad().scalar_type(), torch::kFloat) << p.key();
+      EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
+    }
 }

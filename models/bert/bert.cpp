@@ -56,7 +56,10 @@ BertMlmHeadImpl::BertMlmHeadImpl(int64_t d_model, int64_t vocab_size) {
 }
 
 torch::Tensor BertMlmHeadImpl::forward(const torch::Tensor& hidden, const torch::Tensor& embedding) {
-  auto h = norm(torch::gelu(dense(hidden)));  // [N, H]
+  // Under CPU bf16 autocast dense() returns bf16, and LibTorch 1.13's CPU LayerNorm has no kernel
+  // for bf16 input with float32 weights (autocast leaves layer_norm alone there): normalize in
+  // the residual stream's dtype, as every LayerNorm of the encoder does.
+  auto h = norm(torch::gelu(dense(hidden)).to(hidden.scalar_type()));  // [N, H]
   return torch::linear(h, embedding, bias);   // [N, V]
 }
 

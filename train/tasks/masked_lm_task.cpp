@@ -1,6 +1,7 @@
 #include "train/tasks/masked_lm_task.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <numeric>
@@ -31,7 +32,8 @@ ConfigSchema masked_lm_schema() {
       .add("num_layers", "4", "BERT: encoder layers L")
       .add("max_positions", "128", "BERT: longest sequence in pieces, [CLS] and [SEP] included (position table rows)")
       .add("type_vocab_size", "2", "BERT: segment (token type) embeddings")
-      .add("nsp", "false", "BERT: next-sentence-prediction head (not trained by masked_lm yet: must stay false)")
+      .add("nsp", "false", "BERT: next-sentence prediction (pairs [CLS] A [SEP] B [SEP], B the following text or, "
+                           "half of the time, text from elsewhere; a pooler and a 2-way head; RoBERTa drops it)")
       .add("mask_prob", "0.15", "share of the non-special positions of a sequence that are predicted (BERT: 0.15); "
                                 "of those 80% become [MASK], 10% a random piece, 10% stay")
       .add("whole_word_masking", "false", "mask all pieces of a word together (a word: a piece starting with the "
@@ -69,16 +71,15 @@ std::vector<std::string> parameters_without_weight_decay(const torch::nn::Module
 }
 
 namespace {
-// Salts of the two mask streams: train masks depend on (seed, epoch, sequence), valid on the sequence only.
-constexpr uint64_t kTrainMask = 1, kValidMask = 2;
+// Salts of the mask and pair streams: train draws depend on (seed, epoch, example), valid on the
+// example only.
+constexpr uint64_t kTrainMask = 1, kValidMask = 2, kTrainPair = 3, kValidPair = 4;
 }  // namespace
 
 void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus) starts.
   bert_options(config);
-  if (config.get_bool("nsp"))
-    throw UserError("config key 'nsp': next-sentence pairs are not made by masked_lm yet; use nsp = false "
-                    "(RoBERTa's recipe, which drops NSP)");
+  nsp_ = config.get_bool("nsp");
   batch_size_ = config_int_at_least(config, "batch_size");
   const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
   const double mask_prob = config_rate(config, "mask_prob");
@@ -118,6 +119,10 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
   const auto options = bert_options(config);
   model_ = BertForPreTraining(options);
+  max_positions_ = options.max_positions();
+  if (nsp_ && max_positions_ < 5)
+    throw UserError("config key 'max_positions': nsp = true needs room for [CLS] A [SEP] B [SEP], at least 5, got " +
+                    std::to_string(max_positions_));
 
   masking_ = MaskingOptions{};
   masking_.mask_prob = mask_prob;
@@ -133,30 +138,59 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
     std::vector<TokenIds> encoded;
     encoded.reserve(lines[split].size());
     for (const auto& line : lines[split]) encoded.push_back(tokenizer_->encode(line));
-    auto packed = pack_sentences(encoded, options.max_positions());
-    if (packed.truncated > 0)
-      std::cout << "warning: " << packed.truncated << " sentences of the " << to_string(split) << " split in " << path
-                << " are longer than max_positions - 2 = " << options.max_positions() - 2
+    // Sequences hold [CLS] ... [SEP] (2 specials), pairs [CLS] A [SEP] B [SEP] (3).
+    const int64_t specials = nsp_ ? 3 : 2;
+    int64_t truncated = 0;
+    size_t count = 0;
+    if (nsp_) {
+      auto grouped = chunk_sentences(encoded, max_positions_ - specials);
+      truncated = grouped.truncated;
+      count = grouped.chunks.size();
+      chunks_[split] = std::move(grouped.chunks);
+      sequences_[split].clear();
+    } else {
+      auto packed = pack_sentences(encoded, max_positions_);
+      truncated = packed.truncated;
+      count = packed.sequences.size();
+      sequences_[split] = std::move(packed.sequences);
+    }
+    if (truncated > 0)
+      std::cout << "warning: " << truncated << " sentences of the " << to_string(split) << " split in " << path
+                << " are longer than max_positions - " << specials << " = " << max_positions_ - specials
                 << " pieces and were truncated" << std::endl;
-    if (packed.sequences.empty())
-      throw UserError(path + ": the " + to_string(split) + " split has no text (" +
+    if (count < (nsp_ ? 2u : 1u))
+      throw UserError(path + ": the " + to_string(split) + " split has " +
+                      (count == 0 ? std::string("no text") : "one sequence of text, and nsp = true needs two") + " (" +
                       (split == Split::kValid ? "line i with (i+1) % valid_every=" + std::to_string(valid_every) +
                                                     " == 0; lower valid_every or use a larger corpus"
                                               : std::string("the lines not held out")) + ")");
-    sequences_[split] = std::move(packed.sequences);
   }
 }
 
 const std::vector<TokenIds>& MaskedLmTask::sequences(Split split) const { return loaded_split(sequences_, split); }
 
+NextSentencePair MaskedLmTask::example(Split split, int64_t epoch, int64_t k) const {
+  if (!nsp_) {
+    const auto& seq = sequences(split).at(k);
+    return {{seq, TokenIds(seq.size(), 0), false}, false};
+  }
+  const uint64_t pair_seed = split == Split::kTrain
+                                 ? mix_seed({kTrainPair, seed_, static_cast<uint64_t>(epoch), static_cast<uint64_t>(k)})
+                                 : mix_seed({kValidPair, static_cast<uint64_t>(k)});
+  return next_sentence_pair(loaded_split(chunks_, split), static_cast<size_t>(k), max_positions_, pair_seed);
+}
+
+int64_t MaskedLmTask::num_examples(Split split) const {
+  return static_cast<int64_t>(nsp_ ? loaded_split(chunks_, split).size() : sequences(split).size());
+}
+
 int64_t MaskedLmTask::num_batches(Split split, int64_t /*epoch*/) {
-  const auto n = static_cast<int64_t>(sequences(split).size());
+  const auto n = num_examples(split);
   return (n + batch_size_ - 1) / batch_size_;
 }
 
 Batch MaskedLmTask::make_batch(Split split, int64_t epoch, int64_t index) {
-  const auto& seqs = sequences(split);
-  const auto n = static_cast<int64_t>(seqs.size());
+  const int64_t n = num_examples(split);
   const int64_t begin = index * batch_size_, end = std::min(n, begin + batch_size_);
   if (index < 0 || begin >= n)
     throw std::out_of_range("masked_lm batch " + std::to_string(index) + " of the " + to_string(split) +
@@ -169,29 +203,44 @@ Batch MaskedLmTask::make_batch(Split split, int64_t epoch, int64_t index) {
     std::shuffle(order.begin(), order.end(), rng);
   }
   const int64_t B = end - begin;
+  std::vector<NextSentencePair> examples;
+  examples.reserve(B);
   int64_t S = 0;
-  for (int64_t r = 0; r < B; ++r) S = std::max<int64_t>(S, static_cast<int64_t>(seqs[order[begin + r]].size()));
+  for (int64_t r = 0; r < B; ++r) {
+    examples.push_back(example(split, epoch, order[begin + r]));
+    S = std::max<int64_t>(S, static_cast<int64_t>(examples.back().input.tokens.size()));
+  }
   auto input = torch::full({B, S}, kPadId, torch::kLong);  // [B, S]
+  auto segments = torch::zeros({B, S}, torch::kLong);      // [B, S]
   auto masked = torch::zeros({B, S}, torch::kBool);         // [B, S]
+  auto nsp_labels = torch::zeros({B}, torch::kLong);        // [B]
   std::vector<int64_t> targets;
   auto in = input.accessor<int64_t, 2>();
+  auto seg = segments.accessor<int64_t, 2>();
   auto m = masked.accessor<bool, 2>();
+  auto labels = nsp_labels.accessor<int64_t, 1>();
   for (int64_t r = 0; r < B; ++r) {
     const int64_t k = order[begin + r];
     const uint64_t mask_seed = split == Split::kTrain
                                    ? mix_seed({kTrainMask, seed_, static_cast<uint64_t>(epoch), static_cast<uint64_t>(k)})
                                    : mix_seed({kValidMask, static_cast<uint64_t>(k)});
-    const auto sample = mask_sequence(seqs[k], masking_, mask_seed);
-    for (size_t t = 0; t < sample.input.size(); ++t) in[r][t] = sample.input[t];
+    const auto& pair = examples[r].input;
+    const auto sample = mask_sequence(pair.tokens, masking_, mask_seed);
+    for (size_t t = 0; t < sample.input.size(); ++t) {
+      in[r][t] = sample.input[t];
+      seg[r][t] = pair.segments[t];
+    }
     for (int64_t t : sample.positions) m[r][t] = true;
     targets.insert(targets.end(), sample.targets.begin(), sample.targets.end());
+    labels[r] = examples[r].is_next ? 0 : 1;
   }
   Batch batch;
   const auto N = static_cast<int64_t>(targets.size());
   batch.tensors = {{"input", input},
-                   {"segments", torch::zeros({B, S}, torch::kLong)},
+                   {"segments", segments},
                    {"masked", masked},
                    {"targets", torch::from_blob(targets.data(), {N}, torch::kLong).clone()}};  // [N]
+  if (nsp_) batch.tensors["nsp_labels"] = nsp_labels;
   batch.split = split;
   batch.index = index;
   batch.num_examples = N;
@@ -202,12 +251,39 @@ Batch MaskedLmTask::make_batch(Split split, int64_t epoch, int64_t index) {
 LossOutput MaskedLmTask::loss(const Batch& batch) {
   const auto& targets = batch.tensors.at("targets");
   auto out = model_(batch.tensors.at("input"), batch.tensors.at("segments"), batch.tensors.at("masked"));
+  const auto summed = torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum);
+  const auto mlm = torch::nn::functional::cross_entropy(out.mlm_logits, targets, summed);
   LossOutput result;
-  result.loss_sum = torch::nn::functional::cross_entropy(
-      out.mlm_logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  result.loss_sum = mlm;
   result.num_tokens = batch.num_tokens;
-  if (!model_->is_training()) result.metric_sums["accuracy"] = (out.mlm_logits.argmax(-1) == targets).sum();
+  const bool eval = !model_->is_training();
+  if (eval) result.metric_sums["accuracy"] = (out.mlm_logits.argmax(-1) == targets).sum();
+  if (out.nsp_logits.defined() && batch.tensors.count("nsp_labels")) {
+    const auto& labels = batch.tensors.at("nsp_labels");
+    const auto nsp = torch::nn::functional::cross_entropy(out.nsp_logits, labels, summed);
+    result.loss_sum = mlm + nsp * (static_cast<double>(batch.num_tokens) / static_cast<double>(labels.size(0)));
+    if (eval) {
+      result.metric_sums["mlm_loss"] = mlm.detach();
+      result.metric_sums["nsp"] = torch::stack({(out.nsp_logits.argmax(-1) == labels).sum().to(torch::kDouble),
+                                                torch::tensor(static_cast<double>(labels.size(0)),
+                                                              torch::TensorOptions(torch::kDouble).device(labels.device()))});
+    }
+  }
   return result;
+}
+
+std::map<std::string, double> MaskedLmTask::validation_metrics(const std::map<std::string, torch::Tensor>& sums,
+                                                               int64_t examples) const {
+  std::map<std::string, double> out;
+  for (const auto& [name, sum] : sums) {
+    if (name == "nsp") {
+      out["nsp_accuracy"] = sum[0].item<double>() / std::max(1.0, sum[1].item<double>());
+    } else {
+      out[name] = sum.item<double>() / static_cast<double>(examples);
+      if (name == "mlm_loss") out["mlm_perplexity"] = std::exp(out[name]);
+    }
+  }
+  return out;
 }
 
 Task::TrainingProfile MaskedLmTask::training_profile() const {
@@ -231,6 +307,11 @@ Metrics MaskedLmTask::evaluate(Split split, const EvaluationOptions& options) {
   SplitLoss split_loss;
   auto m = loss_metrics(*this, split, options.device, "", &split_loss);
   m.add({"accuracy", split_loss.metrics.at("accuracy"), Better::kHigher, 4, ""});
+  if (nsp_) {
+    m.add({"mlm_loss", split_loss.metrics.at("mlm_loss"), Better::kLower, 4, "nats/masked token"});
+    m.add({"mlm_perplexity", split_loss.metrics.at("mlm_perplexity"), Better::kLower, 2, ""});
+    m.add({"nsp_accuracy", split_loss.metrics.at("nsp_accuracy"), Better::kHigher, 4, ""});
+  }
   return m;
 }
 

@@ -14,8 +14,15 @@
 // from (seed, e, k), so every epoch masks differently and any batch can be remade alone
 // (--resume is exact); the valid split has one fixed mask (seeded from k alone), the same for
 // every run. mask_prob of the non-special positions are predicted (80% [MASK], 10% random, 10% kept).
+// NSP (nsp = true; Devlin et al. sec. 3.1, task #2): instead of packed sequences, the split's
+// sentences are grouped in file order into chunks of at most max_positions - 3 pieces, and
+// chunk k becomes [CLS] A [SEP] B [SEP] (segments 0/1), B the text that follows A or, half of
+// the time, a span of another chunk (datasets/masked_lm.h next_sentence_pair), drawn like the
+// mask from (seed, epoch, k) for train and from k alone for valid.
 // Loss: cross-entropy at the masked positions, summed; the unit is one masked position (also
 // what num_examples counts, so that validation's "accuracy" is top-1 accuracy per masked position).
+// With NSP, BERT's sum of the two mean losses: the batch's NSP cross-entropy mean is added once
+// per masked position (N / B times its sum), so loss / N = MLM mean + NSP mean.
 #include <map>
 #include <optional>
 #include <string>
@@ -49,17 +56,24 @@ class MaskedLmTask : public Task, public MaskFiller {
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "input" [B, S] int64 (masked; padded with pad id 0), "segments" [B, S] int64,
   /// "masked" [B, S] bool (positions to predict), "targets" [N] int64 (their original ids, in
-  /// row-major order); num_tokens = num_examples = N.
+  /// row-major order), with NSP "nsp_labels" [B] int64 (0: B follows A, 1: random, as BERT's
+  /// next_sentence_labels); num_tokens = num_examples = N.
   Batch make_batch(Split split, int64_t epoch, int64_t index) override;
-  /// Summed cross-entropy of the N masked positions; in eval mode also metric_sums "accuracy"
-  /// (top-1 hits).
+  /// Summed cross-entropy of the N masked positions (plus N times the NSP mean with NSP); in
+  /// eval mode also metric_sums "accuracy" (top-1 hits), with NSP "mlm_loss" (the MLM part)
+  /// and "nsp" [2] (correct next-sentence predictions, sequences).
   LossOutput loss(const Batch& batch) override;
+  /// "accuracy" per masked position; with NSP also "mlm_loss", "mlm_perplexity" and
+  /// "nsp_accuracy" (per sequence).
+  std::map<std::string, double> validation_metrics(const std::map<std::string, torch::Tensor>& sums,
+                                                   int64_t examples) const override;
   TrainingProfile training_profile() const override;
   /// "spm.model": the SentencePiece model's bytes.
   std::map<std::string, std::string> artifacts() const override;
   void restore_artifacts(const std::map<std::string, std::string>& blobs) override;
   /// "loss" (nats per masked position), "perplexity", "accuracy" (top-1 at masked positions)
-  /// and "masked" (their count), with the split's fixed mask.
+  /// and "masked" (their count), with the split's fixed mask; with NSP "loss" is MLM + NSP and
+  /// "mlm_loss", "mlm_perplexity" and "nsp_accuracy" follow.
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
   Split default_evaluation_split() const override { return Split::kValid; }
   /// The twin of infer/export_bert.h (encode, mlm_logits) with "config.ini" and "spm.model".
@@ -72,15 +86,24 @@ class MaskedLmTask : public Task, public MaskFiller {
 
   BertForPreTraining& bert() { return model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  /// The packed sequences of a split (each [CLS] ... [SEP]). Throws UserError if not read.
+  /// The packed sequences of a split (each [CLS] ... [SEP]); empty with NSP. Throws UserError
+  /// if not read.
   const std::vector<TokenIds>& sequences(Split split) const;
+  /// Example k of a split in epoch e, unmasked: its packed sequence, or with NSP its
+  /// next-sentence pair. Throws UserError if the split was not read.
+  NextSentencePair example(Split split, int64_t epoch, int64_t k) const;
   const MaskingOptions& masking() const { return masking_; }
 
  private:
+  int64_t num_examples(Split split) const;  // sequences, or NSP chunks
+
   BertForPreTraining model_{nullptr};
   std::optional<Tokenizer> tokenizer_;
   std::string restored_spm_;
-  std::map<Split, std::vector<TokenIds>> sequences_;  // read-only after setup
+  std::map<Split, std::vector<TokenIds>> sequences_;  // read-only after setup (empty with NSP)
+  std::map<Split, std::vector<std::vector<TokenIds>>> chunks_;  // NSP only: sentences grouped
+  int64_t max_positions_ = 128;
+  bool nsp_ = false;
   MaskingOptions masking_;
   int64_t batch_size_ = 32;
   uint64_t seed_ = 0;
