@@ -278,6 +278,24 @@ TEST_F(FineTune, TinyFineTuneOverfitsLabelledPairs) {
   EXPECT_EQ(task->labels()[p[1].label_id], "different");
 }
 
+// A random-init pair task learns its SentencePiece model from both sides of its pairs: the
+// words only B sentences hold (RTE's hypotheses, STS-B's second sentences) are no <unk>.
+TEST_F(FineTune, RandomInitTokenizerLearnsBothSidesOfAPair) {
+  std::string tsv = "sentence1\tsentence2\tlabel\n";
+  for (int i = 0; i < 30; ++i)
+    tsv += std::string(i % 2 ? "one two six" : "the cat dog") + "\tzebra quagga okapi\t" + (i % 2 ? "same\n" : "different\n");
+  write_data(tsv, tsv);
+  auto flags = pair_flags();
+  flags.insert(flags.end(), {"--vocab_size", "40", "--spm_normalization", "identity"});
+  auto c = config(flags, /*init=*/false);
+  auto task = make(c);
+  for (const std::string word : {"zebra", "quagga", "okapi", "cat"}) {
+    const auto ids = task->tokenizer().encode(word);
+    ASSERT_FALSE(ids.empty());
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), kUnkId), 0) << word;
+  }
+}
+
 // objective = regression: one output, squared error, which fine-tuning lowers.
 TEST_F(FineTune, RegressionFineTuneReducesTheSquaredError) {
   write_data(kScores, kScores);

@@ -242,8 +242,11 @@ Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskCon
   auto tokenizer = run_tokenizer(
       "spm",
       [&] {
+        // Both sides of a pair: RTE's hypotheses and STS-B's second sentences are input too.
+        const auto& train = raw_.at(Split::kTrain);
         std::string text;
-        for (const auto& s : raw_.at(Split::kTrain).sentences) text += normalize_text(s, normalization_) + "\n";
+        for (const auto* side : {&train.sentences, &train.sentences_b})
+          for (const auto& s : *side) text += normalize_text(s, normalization_) + "\n";
         atomic_write_text(text_path, text);
         return std::vector<std::string>{text_path};
       },
