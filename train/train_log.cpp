@@ -88,10 +88,11 @@ void TrainLog::update(const Update& u) {
   report_start_ = now;
 }
 
-void TrainLog::validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics,
-                          bool best, const std::string& best_metric) {
+void TrainLog::validation(int64_t step, int64_t epoch, double elapsed_s, double loss,
+                          const std::map<std::string, double>& metrics, bool best, const std::string& best_metric) {
   if (path_.empty()) return;
-  nlohmann::json record{{"step", step}, {"epoch", epoch + 1}, {"valid_loss", loss}, {"best", best}};
+  nlohmann::json record{
+      {"step", step}, {"epoch", epoch + 1}, {"elapsed_s", elapsed_s}, {"valid_loss", loss}, {"best", best}};
   // Named only when it is not the loss, so a loss-chosen run logs what it always did.
   if (best_metric != "loss") record["best_metric"] = best_metric;
   std::ostringstream msg;

@@ -50,9 +50,10 @@ class TrainLog {
   /// log_seconds without a line and at the first update after start().
   void update(const Update& u);
 
-  /// One validation: per-unit loss, the task's named metrics, whether it is the best so far by
-  /// `best_metric` ("loss" or one of `metrics`).
-  void validation(int64_t step, int64_t epoch, double loss, const std::map<std::string, double>& metrics, bool best,
+  /// One validation: the training time at its end (seconds, as the updates' elapsed_s, so a
+  /// curve can be read by time), per-unit loss, the task's named metrics, whether it is the best
+  /// so far by `best_metric` ("loss" or one of `metrics`).
+  void validation(int64_t step, int64_t epoch, double elapsed_s, double loss, const std::map<std::string, double>& metrics, bool best,
                   const std::string& best_metric = "loss");
 
   /// The last line of a finished run: the lowest valid loss and, when another score chose the

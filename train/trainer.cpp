@@ -595,8 +595,8 @@ void Trainer::validate() {
     ++t.bad_validations;
   }
   s.last_validated_step = t.step;
-  s.log.validation(t.step, t.epoch, valid.loss, valid.metrics, best, best_.name);
   t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
+  s.log.validation(t.step, t.epoch, t.elapsed_s, valid.loss, valid.metrics, best, best_.name);
   if (best) save_last_and_best();
   else save("checkpoint_last.pt");
 }
