@@ -310,7 +310,7 @@ TEST_F(MaskedLmTaskTest, ExportCarriesTheTokenizerAndFillsMasksAsFillMask) {
   const std::string line = "the [MASK] and the";
   const auto filled = task.fill_mask(line, 3, torch::kCPU);
   ASSERT_EQ(filled.size(), 1u);
-  auto ids = task.tokenizer().encode(line);
+  auto ids = task.input_pieces(line);  // fill-mask's pieces: no bare space piece before [MASK]
   ids.insert(ids.begin(), kClsId);
   ids.push_back(kSepId);
   auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);
@@ -402,6 +402,33 @@ TEST_F(MaskedLmTaskTest, FlatParameterGroupsStepAsPerTensorAdamW) {
   auto no_grad = make_optimizer(config, *twin, exempt);
   for (auto& p : twin->parameters()) p.mutable_grad() = torch::Tensor();
   EXPECT_THROW(flatten_parameter_groups(*no_grad), std::invalid_argument);
+}
+
+// fill-mask input is brought to the corpus's form: case, accents and punctuation as
+// `nlpzoo data english` writes them, [MASK] kept, and no bare space piece before a [MASK] (a
+// masked word's piece held its space in training). normalize_words = false keeps the text.
+TEST_F(MaskedLmTaskTest, FillMaskInputTakesTheCorpusForm) {
+  auto config = tiny_config();
+  MaskedLmTask task;
+  task.setup(config, {(*dir_ / "data").string(), (*dir_ / "run_form").string(), {Split::kTrain}});
+  const auto& spm = task.tokenizer();
+  auto expected = spm.encode("the cat");
+  expected.push_back(kMaskId);
+  for (auto id : spm.encode("dog")) expected.push_back(id);
+  EXPECT_EQ(task.input_pieces("The CAT, [MASK] dog!"), expected);
+  EXPECT_EQ(task.input_pieces("the cat [MASK] dog"), expected);
+  const int64_t space = spm.piece_to_id("\xE2\x96\x81");
+  ASSERT_NE(space, kUnkId) << "the topic corpus's model has a bare space piece";
+  const auto raw = spm.encode("the cat [MASK] dog");
+  EXPECT_EQ(std::count(raw.begin(), raw.end(), space), std::count(expected.begin(), expected.end(), space) + 1)
+      << "SentencePiece puts one before [MASK]";
+
+  config.set("normalize_words", "false");
+  MaskedLmTask cased;
+  cased.setup(config, {(*dir_ / "data").string(), (*dir_ / "run_form_cased").string(), {Split::kTrain}});
+  auto kept = cased.tokenizer().encode("The CAT,");
+  kept.push_back(kMaskId);
+  EXPECT_EQ(cased.input_pieces("The CAT, [MASK]"), kept);
 }
 
 // nsp = true: each example is [CLS] A [SEP] B [SEP] with segment ids and a label; masking never

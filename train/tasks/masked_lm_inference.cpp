@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "datasets/english_corpus.h"
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "infer/export_bert.h"
@@ -14,10 +15,31 @@ std::vector<std::string> MaskedLmTask::export_torchscript(const std::string& pat
   return {"config.ini", "spm.model"};
 }
 
+std::vector<int64_t> MaskedLmTask::input_pieces(const std::string& line) const {
+  std::string text = line;
+  if (normalize_words_) {
+    static const std::string kMask = "[MASK]";
+    text.clear();
+    for (size_t from = 0;;) {
+      const size_t at = line.find(kMask, from);
+      text += normalize_words(line.substr(from, at == std::string::npos ? std::string::npos : at - from));
+      if (at == std::string::npos) break;
+      text += " " + kMask + " ";
+      from = at + kMask.size();
+    }
+  }
+  const auto pieces = tokenizer_->encode(text);
+  const int64_t space = tokenizer_->piece_to_id("\xE2\x96\x81");
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < pieces.size(); ++i)
+    if (!(pieces[i] == space && i + 1 < pieces.size() && pieces[i + 1] == kMaskId)) out.push_back(pieces[i]);
+  return out;
+}
+
 std::vector<std::vector<MaskCandidate>> MaskedLmTask::fill_mask(const std::string& line, int64_t k,
                                                                 const torch::Device& device) {
   if (k < 1) throw UserError("fill-mask: -k must be at least 1, got " + std::to_string(k));
-  auto pieces = tokenizer_->encode(line);
+  const auto pieces = input_pieces(line);
   if (std::find(pieces.begin(), pieces.end(), kMaskId) == pieces.end())
     throw UserError("fill-mask: no [MASK] in the line \"" + line + "\" (write [MASK] where a piece should be guessed)");
   auto input = pair_input(pieces, {}, model_->bert->options().max_positions());

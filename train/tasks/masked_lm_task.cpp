@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "datasets/english_corpus.h"
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
 #include "train/evaluation.h"
@@ -38,7 +39,10 @@ ConfigSchema masked_lm_schema() {
                                 "of those 80% become [MASK], 10% a random piece, 10% stay")
       .add("whole_word_masking", "false", "mask all pieces of a word together (a word: a piece starting with the "
                                           "SentencePiece space mark and the pieces after it that do not)")
-      .add("batch_size", "32", "packed sequences per batch");
+      .add("batch_size", "32", "packed sequences per batch")
+      .add("normalize_words", "true", "the corpus is in the form `nlpzoo data english` writes (lowercase words, "
+                                      "accents folded, no punctuation): corpus lines and fill-mask input are brought "
+                                      "to it; false for a corpus that keeps case and punctuation");
   return s;
 }
 
@@ -80,6 +84,7 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus) starts.
   bert_options(config);
   nsp_ = config.get_bool("nsp");
+  normalize_words_ = config.get_bool("normalize_words");
   batch_size_ = config_int_at_least(config, "batch_size");
   const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
   const double mask_prob = config_rate(config, "mask_prob");
@@ -97,6 +102,7 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
     for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
       auto& line = all[i];
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (normalize_words_) line = normalize_words(line);  // a no-op on `nlpzoo data english`'s own lines
       lines[held_out_line(i, valid_every) ? Split::kValid : Split::kTrain].push_back(std::move(line));
     }
   }

@@ -79,10 +79,17 @@ class MaskedLmTask : public Task, public MaskFiller {
   /// The twin of infer/export_bert.h (encode, mlm_logits) with "config.ini" and "spm.model".
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   /// [CLS] pieces(line) [SEP] (cut to max_positions with a warning on stderr) through the MLM
-  /// head at every [MASK] (datasets/special_ids.h kMaskId).
+  /// head at every [MASK] (datasets/special_ids.h kMaskId). The line is first brought to the
+  /// corpus's form (input_pieces).
   std::vector<std::vector<MaskCandidate>> fill_mask(const std::string& line, int64_t k,
                                                     const torch::Device& device) override;
   MaskFiller* mask_filler() override { return this; }
+  /// The pieces of a typed line as the model saw its corpus: with normalize_words (the form of
+  /// `nlpzoo data english`) the text around each literal [MASK] is lowercased, accents folded
+  /// and punctuation dropped (datasets/english_corpus.h normalize_words); and a bare "▁" piece
+  /// before a [MASK] is dropped, because a masked word's own piece carried its "▁" in training
+  /// (RoBERTa's <mask> strips the space before it alike).
+  std::vector<int64_t> input_pieces(const std::string& line) const;
 
   BertForPreTraining& bert() { return model_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
@@ -104,6 +111,7 @@ class MaskedLmTask : public Task, public MaskFiller {
   std::map<Split, std::vector<std::vector<TokenIds>>> chunks_;  // NSP only: sentences grouped
   int64_t max_positions_ = 128;
   bool nsp_ = false;
+  bool normalize_words_ = true;
   MaskingOptions masking_;
   int64_t batch_size_ = 32;
   uint64_t seed_ = 0;
