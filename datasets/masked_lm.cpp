@@ -10,7 +10,7 @@
 
 namespace nlpzoo {
 
-SentenceChunks chunk_sentences(const std::vector<TokenIds>& sentences, int64_t room) {
+SentenceChunks chunk_sentences(std::vector<TokenIds> sentences, int64_t room) {
   if (room < 1) throw std::invalid_argument("grouping sentences needs room for 1 piece, got " + std::to_string(room));
   const auto limit = static_cast<size_t>(room);
   SentenceChunks out;
@@ -21,27 +21,28 @@ SentenceChunks chunk_sentences(const std::vector<TokenIds>& sentences, int64_t r
     current.clear();
     pieces = 0;
   };
-  for (const auto& s : sentences) {
+  for (auto& s : sentences) {
     if (s.empty()) continue;
     if (pieces + s.size() > limit) flush();
     if (s.size() > limit) {
       ++out.truncated;
-      current.emplace_back(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(limit));
+      s.resize(limit);
+      current.push_back(std::move(s));
       flush();
       continue;
     }
-    current.push_back(s);
     pieces += s.size();
+    current.push_back(std::move(s));
   }
   flush();
   return out;
 }
 
-PackedSequences pack_sentences(const std::vector<TokenIds>& sentences, int64_t max_positions) {
+PackedSequences pack_sentences(std::vector<TokenIds> sentences, int64_t max_positions) {
   if (max_positions < 3)
     throw std::invalid_argument("packing needs max_positions >= 3 ([CLS] piece [SEP]), got " +
                                 std::to_string(max_positions));
-  auto grouped = chunk_sentences(sentences, max_positions - 2);
+  auto grouped = chunk_sentences(std::move(sentences), max_positions - 2);
   PackedSequences out;
   out.truncated = grouped.truncated;
   out.sequences.reserve(grouped.chunks.size());

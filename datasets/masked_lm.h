@@ -30,15 +30,16 @@ struct SentenceChunks {
 /// Consecutive non-empty sentences grouped in order, each group as many whole sentences as fit
 /// in `room` pieces; a sentence longer than room is cut to room pieces (counted in `truncated`)
 /// and fills a group alone. The grouping under both packing and next-sentence pairs.
+/// Takes the sentences by value: a caller done with them moves them in and nothing is copied.
 /// Throws std::invalid_argument for room < 1.
-SentenceChunks chunk_sentences(const std::vector<TokenIds>& sentences, int64_t room);
+SentenceChunks chunk_sentences(std::vector<TokenIds> sentences, int64_t room);
 
 /// RoBERTa's FULL-SENTENCES packing: sentences (their pieces, no specials) in order, each
 /// sequence [CLS] + as many consecutive whole sentences as fit + [SEP], at most
 /// `max_positions` ids. A sentence longer than max_positions - 2 pieces is cut to that length
 /// (counted in `truncated`) and fills a sequence alone; empty sentences are skipped.
 /// Throws std::invalid_argument for max_positions < 3.
-PackedSequences pack_sentences(const std::vector<TokenIds>& sentences, int64_t max_positions);
+PackedSequences pack_sentences(std::vector<TokenIds> sentences, int64_t max_positions);
 
 struct PairInput {
   TokenIds tokens;    // [CLS] A [SEP] (B [SEP])

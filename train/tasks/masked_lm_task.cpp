@@ -149,13 +149,13 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
     int64_t truncated = 0;
     size_t count = 0;
     if (nsp_) {
-      auto grouped = chunk_sentences(encoded, max_positions_ - specials);
+      auto grouped = chunk_sentences(std::move(encoded), max_positions_ - specials);
       truncated = grouped.truncated;
       count = grouped.chunks.size();
       chunks_[split] = std::move(grouped.chunks);
       sequences_[split].clear();
     } else {
-      auto packed = pack_sentences(encoded, max_positions_);
+      auto packed = pack_sentences(std::move(encoded), max_positions_);
       truncated = packed.truncated;
       count = packed.sequences.size();
       sequences_[split] = std::move(packed.sequences);
