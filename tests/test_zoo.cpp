@@ -1,6 +1,7 @@
 // checkpoints/MANIFEST.json (the reference models, issue 13) and `nlpzoo zoo list|train|check`.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <torch/version.h>
@@ -164,6 +165,39 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   EXPECT_GT(tiny["cost"].value("wall_s", -1.0), -1.0);
   EXPECT_EQ(tiny["cost"].value("libtorch", ""), TORCH_VERSION);
   const double accuracy = tiny["expected"]["accuracy"]["value"].get<double>();
+  EXPECT_TRUE(tiny["expected"]["accuracy"]["tolerance"].is_null());  // one seed has no spread
+
+  // Tolerances from the spread over seeds: copies of the same budget with seeds 8 and 9.
+  const auto other = [&](const std::string& dir) { return " --root " + shell_quote((root / dir).string()); };
+  for (const std::string seed : {"8", "9"}) {
+    r = run_cli("zoo train tiny --seed " + seed + " --manifest " + shell_quote(manifest_path) + other("seed" + seed));
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+  }
+  r = run_cli("zoo check tiny --update --spread " + shell_quote((root / "seed8").string()) + flags);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("at least 2 other roots"), std::string::npos) << r.err;
+  r = run_cli("zoo check tiny --update --spread " + shell_quote((root / "seed8").string()) + " " +
+              shell_quote((root / "runs").string()) + flags);  // the reference copy again: seed 7 twice
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("was trained with seed 7, as another copy was"), std::string::npos) << r.err;
+  r = run_cli("zoo check tiny --update --spread " + shell_quote((root / "seed8").string()) + " " +
+              shell_quote((root / "seed9").string()) + flags);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json spread = json::parse(read_file(manifest_path));
+  const auto& x = spread["models"]["tiny"]["expected"]["accuracy"];
+  EXPECT_EQ(x["spread"]["seeds"], json({7, 8, 9})) << x.dump();
+  ASSERT_EQ(x["spread"]["values"].size(), 3u);
+  EXPECT_EQ(x["spread"]["values"][0].get<double>(), accuracy);
+  double mean = 0, ss = 0;
+  for (const auto& v : x["spread"]["values"]) mean += v.get<double>() / 3;
+  for (const auto& v : x["spread"]["values"]) ss += (v.get<double>() - mean) * (v.get<double>() - mean);
+  const double expected_tolerance = std::max(3 * std::sqrt(ss / 2), 1e-3 * accuracy);
+  // Rounded up to 3 significant digits.
+  EXPECT_GE(x["tolerance"].get<double>(), expected_tolerance - 1e-12) << x.dump();
+  EXPECT_LE(x["tolerance"].get<double>(), expected_tolerance * 1.01 + 1e-9) << x.dump();
+  r = run_cli("zoo check" + flags);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +accuracy .*ok\n"))) << r.out;
 
   tiny["expected"]["accuracy"]["tolerance"] = 0.001;
   atomic_write_text(manifest_path, m.dump(2));

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include <unistd.h>
@@ -173,7 +174,10 @@ int run_train(const std::vector<std::string>& args) {
       "comparable. A model with \"init_from\" (fine-tuning) starts from that model's copy, ROOT/<init_from>,\n"
       "which is trained first when it is asked for too. Options");
   add_zoo_flags(desc);
-  auto vm = parse_args(args, desc, "zoo train [NAME ...] [--manifest FILE] [--root DIR]", {"names"});
+  desc.add_options()
+      ("seed", po::value<int64_t>(), "train with this seed instead of each entry's: the other seeds of the same budget, "
+                                     "into another --root, whose spread zoo check --update --spread turns into tolerances");
+  auto vm = parse_args(args, desc, "zoo train [NAME ...] [--seed N] [--manifest FILE] [--root DIR]", {"names"});
   if (!vm) return 0;
   const auto path = (*vm)["manifest"].as<std::string>();
   const auto manifest = read_manifest(path);
@@ -215,12 +219,19 @@ int run_train(const std::vector<std::string>& args) {
     else
       train_args = {"train",       "--config",  e["config"].get<std::string>(), "--data-dir",
                     e["data"]["dir"].get<std::string>(), "--run-dir", dir, "--max-steps", steps,
-                    "--seed",      std::to_string(e["seed"].get<int64_t>())};
+                    "--seed",      std::to_string(vm->count("seed") ? (*vm)["seed"].as<int64_t>() : e["seed"].get<int64_t>())};
     // A fine-tuning run starts from its pre-trained model's copy; a resumed one has its weights.
     if (e.contains("init_from") && train_args[1] == "--config")
       train_args.insert(train_args.end(), {"--init_from", run_dir(*vm, e["init_from"].get<std::string>())});
     const auto r = run_self(train_args, {threads_env(e)}, /*capture_stdout=*/false);
     if (r.status != 0) throw UserError(name + ": nlpzoo train exited with status " + std::to_string(r.status));
+    // Another budget of the config (max_epochs) can end the run first; zoo check would then
+    // call every number not comparable.
+    if (const int64_t step = read_checkpoint_header(dir + "/checkpoint_last.pt").state.step;
+        step != e["budget_steps"].get<int64_t>())
+      std::cout << "zoo: warning: " << name << " stopped at step " << step << ", not at its budget of " << steps
+                << " (its config's max_epochs ends it first): set its budget_steps to " << step << " in " << path
+                << std::endl;
     const json cost = {{"wall_s", std::round(r.wall_s)}, {"peak_rss_mb", r.peak_rss_kb / 1024}};
     atomic_write_text(dir + "/zoo_cost.json", cost.dump() + "\n");
     std::cout << "zoo: " << name << ": trained in " << minutes(r.wall_s) << ", peak RSS " << r.peak_rss_kb / 1024
@@ -299,6 +310,64 @@ std::string resume_problem(const std::string& dir, const std::string& name, cons
   return "";
 }
 
+// The seed a run folder's copy was trained with (its config's `seed`).
+int64_t trained_seed(const std::string& checkpoint) {
+  std::smatch m;
+  const auto config = read_checkpoint_header(checkpoint).config;
+  if (!std::regex_search(config, m, std::regex("(^|\n)seed *= *(-?[0-9]+)")))
+    throw UserError(checkpoint + ": its config has no seed");
+  return std::stoll(m[2]);
+}
+
+// A metric's tolerance from its values over seeds of one budget: three sample standard
+// deviations (about 99.7% of the seed-to-seed spread, if it is normal), and at least 0.1% of
+// the reference value, so that a metric which came out the same for every seed still allows
+// the last-digit differences of another BLAS or thread count. Rounded up to 3 significant digits.
+double spread_tolerance(const std::vector<double>& values, double reference) {
+  double mean = 0, ss = 0;
+  for (double v : values) mean += v / values.size();
+  for (double v : values) ss += (v - mean) * (v - mean);
+  const double tolerance = std::max({3 * std::sqrt(ss / (values.size() - 1)), 1e-3 * std::abs(reference), 1e-6});
+  const double unit = std::pow(10.0, std::floor(std::log10(tolerance)) - 2);
+  return std::ceil(tolerance / unit) * unit;
+}
+
+// Each metric's values on the other seeds' copies (DIR/NAME for DIR in `roots`), which must be at
+// the same step as the reference copy and have other seeds. {metric: {"seeds": [...], "values": [...]}}
+// with the reference copy first.
+json seed_spread(const json& entry, const std::string& name, const json& measured, int64_t step, const std::string& dir,
+                 const std::vector<std::string>& roots) {
+  json spread = json::object();
+  std::vector<int64_t> seeds = {trained_seed(dir + "/checkpoint_last.pt")};
+  std::vector<json> runs = {measured};
+  for (const auto& root : roots) {
+    const auto other = (fs::path(root) / name).string();
+    const auto last = other + "/checkpoint_last.pt";
+    if (!fs::exists(last))
+      throw UserError(name + ": --spread " + root + " has no trained copy (" + other + "); train it: nlpzoo zoo train " +
+                      name + " --seed N --root " + root);
+    if (const int64_t s = read_checkpoint_header(last).state.step; s != step)
+      throw UserError(name + ": " + other + " is at step " + std::to_string(s) + ", the reference copy at " +
+                      std::to_string(step) + ": the spread needs the same budget");
+    const int64_t seed = trained_seed(last);
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end())
+      throw UserError(name + ": " + other + " was trained with seed " + std::to_string(seed) +
+                      ", as another copy was: the spread needs other seeds (zoo train --seed N)");
+    seeds.push_back(seed);
+    runs.push_back(measure(entry, other));
+  }
+  for (const auto& [metric, m] : measured.items()) {
+    if (!m.contains("better") || !m["value"].is_number()) continue;
+    json values = json::array();
+    for (const auto& r : runs) {
+      if (!r.contains(metric)) throw UserError(name + ": a copy of another seed has no metric " + metric);
+      values.push_back(r[metric]["value"]);
+    }
+    spread[metric] = {{"seeds", seeds}, {"values", values}};
+  }
+  return spread;
+}
+
 int run_check(const std::vector<std::string>& args) {
   po::options_description desc(
       "Scores each named reference model's trained copy (ROOT/NAME, its last checkpoint) and compares it with the manifest's\n"
@@ -310,11 +379,19 @@ int run_check(const std::vector<std::string>& args) {
   desc.add_options()
       ("json", po::bool_switch(), "print the rows as one JSON array instead of the table")
       ("update", po::bool_switch(), "write the measured numbers (and the inputs' sha256 and the cost) into the manifest, "
-                                    "keeping each metric's tolerance: a deliberate change, reviewed in git");
-  auto vm = parse_args(args, desc, "zoo check [NAME ...] [--json] [--update] [--manifest FILE] [--root DIR]", {"names"});
+                                    "keeping each metric's tolerance: a deliberate change, reviewed in git")
+      ("spread", po::value<std::vector<std::string>>()->multitoken(),
+       "with --update: DIR... (at least 2), the roots of copies trained to the same budget with other seeds "
+       "(nlpzoo zoo train NAME --seed N --root DIR); each metric's tolerance becomes 3 sample standard deviations "
+       "of its values over those copies and ROOT's (at least 0.1% of the value), and the values are kept beside it");
+  auto vm = parse_args(args, desc, "zoo check [NAME ...] [--json] [--update [--spread DIR DIR ...]] [--manifest FILE] [--root DIR]",
+                       {"names"});
   if (!vm) return 0;
   const auto path = (*vm)["manifest"].as<std::string>();
   auto manifest = read_manifest(path);
+  const auto spread_roots = vm->count("spread") ? (*vm)["spread"].as<std::vector<std::string>>() : std::vector<std::string>();
+  if (!spread_roots.empty() && !(*vm)["update"].as<bool>()) throw UserError("--spread goes with --update (it sets the tolerances)");
+  if (spread_roots.size() == 1) throw UserError("--spread needs at least 2 other roots: a spread over 2 seeds is not one");
   json rows = json::array();
   bool failed = false;
   for (const auto& name : chosen(*vm, manifest, path)) {
@@ -369,10 +446,20 @@ int run_check(const std::vector<std::string>& args) {
     add("resume 1 step", nullptr, nullptr, why.empty() ? "ok" : "REGRESSED: " + why);
     failed = failed || !why.empty();
     if ((*vm)["update"].as<bool>()) {
+      const auto spread =
+          spread_roots.empty() ? json::object() : seed_spread(e, name, measured, step, dir, spread_roots);
       for (const auto& [metric, m] : measured.items()) {
         if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
         json x = {{"value", m["value"]}, {"tolerance", nullptr}};
-        if (expected.contains(metric) && expected[metric].contains("tolerance")) x["tolerance"] = expected[metric]["tolerance"];
+        if (spread.contains(metric)) {
+          std::vector<double> values;
+          for (const auto& v : spread[metric]["values"]) values.push_back(v.get<double>());
+          x["tolerance"] = spread_tolerance(values, m["value"].get<double>());
+          x["spread"] = spread[metric];
+        } else if (expected.contains(metric) && expected[metric].contains("tolerance")) {
+          x["tolerance"] = expected[metric]["tolerance"];
+          if (expected[metric].contains("spread")) x["spread"] = expected[metric]["spread"];
+        }
         e["expected"][metric] = x;
       }
       for (const auto& file : input_files(e)) e["fingerprint"][file] = sha256(file);
