@@ -53,7 +53,9 @@ TEST(ZooManifest, EveryConfigHasACompleteEntry) {
         EXPECT_TRUE(std::regex_match(sha.get<std::string>(), std::regex("[0-9a-f]{64}"))) << file;
       }
     }
-    for (const auto& [metric, x] : e.value("expected", json::object()).items()) {
+    // A named copy: items() of the temporary value() returns would dangle inside the loop.
+    const json expected = e.value("expected", json::object());
+    for (const auto& [metric, x] : expected.items()) {
       EXPECT_TRUE(x.contains("value") && x["value"].is_number()) << metric;
       EXPECT_TRUE(x.contains("tolerance") && (x["tolerance"].is_null() || x["tolerance"].get<double>() >= 0)) << metric;
     }
@@ -232,6 +234,29 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   r = run_cli("zoo check nonesuch" + flags);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("'nonesuch' is not a model of"), std::string::npos) << r.err;
+  fs::remove_all(root);
+}
+
+// A word-vector model exports the vectors users query, not its tensors: the check compares those.
+TEST(RegressionZoo, WordVectorExportIsCheckedAgainstItsVectors) {
+  const auto root = test::fresh_temp_dir("zoo-vectors");
+  fs::create_directories(root / "data");
+  test::write_topic_corpus(root / "data" / "english.txt", 1500);  // valid_every 500: 3 valid lines
+  const auto manifest_path = (root / "MANIFEST.json").string();
+  const json m = {{"models",
+                   {{"sgns",
+                     {{"config", std::string(NLPZOO_SOURCE_DIR) + "/configs/skipgram-ns.ini"},
+                      {"data", {{"dir", (root / "data").string()}, {"files", {"english.txt"}}}},
+                      {"budget_steps", 2},
+                      {"seed", 7},
+                      {"threads", 1}}}}}};
+  atomic_write_text(manifest_path, m.dump(2));
+  const std::string flags = " --manifest " + shell_quote(manifest_path) + " --root " + shell_quote((root / "runs").string());
+  auto r = run_cli("zoo train" + flags);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  r = run_cli("zoo check" + flags);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("sgns +export +- +- +ok\n"))) << r.out;
   fs::remove_all(root);
 }
 

@@ -24,6 +24,7 @@
 #include "tools/options.h"
 #include "train/checkpoint.h"
 #include "train/tasks/registry.h"
+#include "train/tasks/word_vector_source.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -284,7 +285,16 @@ std::string export_problem(const std::string& dir, const std::string& name) {
   try {
     auto run = load_run(checkpoint_in(dir, "last"), torch::kCPU);
     run.task->export_torchscript(out, run.header.config);
-    return twin_tensor_mismatch(*run.task->model(), torch::jit::load(out, torch::kCPU));
+    const auto twin = torch::jit::load(out, torch::kCPU);
+    // A word-vector export holds the vectors users query (composed from subwords, or GloVe's
+    // W + W~), not the model's tensors.
+    if (const auto* source = run.task->word_vector_source()) {
+      if (!twin.hasattr("vectors")) return "the twin has no vectors";
+      return twin.attr("vectors").toTensor().equal(source->word_vectors().vectors())
+                 ? ""
+                 : "the twin's vectors differ from the model's word vectors";
+    }
+    return twin_tensor_mismatch(*run.task->model(), twin);
   } catch (const std::exception& e) {
     return e.what();
   }
