@@ -75,3 +75,18 @@ TEST(Seq2Seq, OverfitsATinyBatch) {
   }
   EXPECT_LT(loss_value, 0.01);
 }
+
+// Luong et al.'s init: every parameter in [-a, a] and spread over it (not left at LibTorch's
+// N(0, 1) embeddings), the pad rows 0 as padding_idx keeps them.
+TEST(Seq2Seq, InitUniformDrawsEveryParameterFromTheRangeAndZeroesPadRows) {
+  torch::manual_seed(3);
+  Seq2Seq model(small(CellType::kLstm, AttentionType::kGeneral, /*feed=*/true));
+  model->init_uniform(0.1);
+  for (const auto& p : model->named_parameters()) {
+    EXPECT_LE(p.value().abs().max().item<double>(), 0.1) << p.key();
+    if (p.value().numel() >= 100) EXPECT_GT(p.value().abs().max().item<double>(), 0.09) << p.key();
+  }
+  EXPECT_EQ(model->src_embed->weight[0].abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(model->tgt_embed->weight[0].abs().sum().item<double>(), 0.0);
+  EXPECT_GT(model->tgt_embed->weight[1].abs().sum().item<double>(), 0.0);
+}

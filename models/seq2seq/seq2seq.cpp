@@ -28,6 +28,13 @@ Seq2SeqImpl::Seq2SeqImpl(const Seq2SeqOptions& o) : options_(o) {
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
 }
 
+void Seq2SeqImpl::init_uniform(double a) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : parameters()) p.uniform_(-a, a);
+  src_embed->weight[options_.pad_id()].zero_();
+  tgt_embed->weight[options_.pad_id()].zero_();
+}
+
 EncoderOutput Seq2SeqImpl::encode(const torch::Tensor& src) {
   TORCH_CHECK(src.dim() == 2, "src must be [B, S] int64, got ", src.sizes());
   EncoderOutput enc;

@@ -81,6 +81,12 @@ class Seq2SeqImpl : public torch::nn::Module, public IncrementalDecoder {
   DecoderStep step(const DecoderState& state, const torch::Tensor& prev_tokens) override;
   int64_t target_vocab_size() const override { return options_.tgt_vocab_size(); }
 
+  /// Draws every parameter from U(-a, a), the embeddings' pad rows back to 0 (Luong et al. 2015,
+  /// sec. 4.1: a = 0.1; OpenNMT-py's param_init). LibTorch's defaults give N(0, 1) embeddings,
+  /// under which the LSTM + general attention + input feeding model stayed at the unigram loss
+  /// (6.1) for its first 450 updates on the Bible. Uses the global torch generator.
+  void init_uniform(double a);
+
   const Seq2SeqOptions& options() const { return options_; }
 
   torch::nn::Embedding src_embed{nullptr}, tgt_embed{nullptr};

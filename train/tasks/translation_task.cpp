@@ -33,6 +33,8 @@ ConfigSchema translation_schema() {
            {"none", "additive", "dot", "general"})
       .add("attention_dim", "512", "inner size of additive attention")
       .add("input_feeding", "false", "feed the previous attentional state into the decoder input (Luong)")
+      .add("param_init", "0", "rnn: every parameter starts uniform in [-param_init, param_init] (OpenNMT-py's "
+                              "param_init; Luong et al. 2015: 0.1); 0 keeps LibTorch's per-layer defaults")
       .merge(transformer_schema())
       .add("num_encoder_layers", "3", "transformer: encoder layers")
       .add("num_decoder_layers", "3", "transformer: decoder layers")
@@ -149,6 +151,7 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
     decoder_ = transformer_.get();
   } else {
     rnn_ = Seq2Seq(seq2seq_options(config));
+    if (const double a = config_double_at_least(config, "param_init"); a > 0) rnn_->init_uniform(a);
     module_ = rnn_.ptr();
     decoder_ = rnn_.get();
   }
