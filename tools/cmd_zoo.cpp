@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <regex>
 #include <sstream>
 
 #include <unistd.h>
@@ -322,11 +321,8 @@ std::string resume_problem(const std::string& dir, const std::string& name, cons
 
 // The seed a run folder's copy was trained with (its config's `seed`).
 int64_t trained_seed(const std::string& checkpoint) {
-  std::smatch m;
-  const auto config = read_checkpoint_header(checkpoint).config;
-  if (!std::regex_search(config, m, std::regex("(^|\n)seed *= *(-?[0-9]+)")))
-    throw UserError(checkpoint + ": its config has no seed");
-  return std::stoll(m[2]);
+  const auto header = read_checkpoint_header(checkpoint);
+  return Config::from_ini_text(task_schema(header.task), header.config, checkpoint + " (config)").get_int("seed");
 }
 
 // A metric's tolerance from its values over seeds of one budget: three sample standard
@@ -339,7 +335,10 @@ double spread_tolerance(const std::vector<double>& values, double reference) {
   for (double v : values) ss += (v - mean) * (v - mean);
   const double tolerance = std::max({3 * std::sqrt(ss / (values.size() - 1)), 1e-3 * std::abs(reference), 1e-6});
   const double unit = std::pow(10.0, std::floor(std::log10(tolerance)) - 2);
-  return std::ceil(tolerance / unit) * unit;
+  // Through the decimal text, so that the manifest says 0.00971 and not 0.009710000000000002.
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", std::ceil(tolerance / unit) * unit);
+  return std::stod(text);
 }
 
 // Each metric's values on the other seeds' copies (DIR/NAME for DIR in `roots`), which must be at
