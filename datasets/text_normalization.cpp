@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <cstring>
+#include <sstream>
+
+#include "datasets/english_corpus.h"
 
 namespace nlpzoo {
 
@@ -26,9 +29,22 @@ size_t clitic_length(const std::string& s, size_t at) {
   return 0;
 }
 
+// "does n't" -> "doesn't": a whitespace-separated clitic after a letter rejoins its word.
+std::string join_clitics(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, token;
+  while (in >> token) {
+    const bool clitic = !out.empty() && is_alpha(out.back()) && clitic_length(token, 0) == token.size();
+    if (!out.empty() && !clitic) out += ' ';
+    out += token;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string normalize_text(const std::string& text, const TextNormalization& options) {
+  if (options.corpus_words) return normalize_words(join_clitics(text));
   std::string s = text;
   if (options.lowercase)
     for (char& c : s)

@@ -267,6 +267,18 @@ TEST(LabeledText, NormalizationMakesRawTextLookLikeSst2) {
   EXPECT_EQ(normalize_text("Don't  stop.", {/*lowercase=*/false, /*split_punctuation=*/false}), "Don't stop.");
 }
 
+// corpus_words: SST-2's tokenization undone to the form of `nlpzoo data english`'s lines.
+TEST(LabeledText, CorpusWordsRejoinCliticsAndDropPunctuation) {
+  TextNormalization corpus;
+  corpus.corpus_words = true;
+  EXPECT_EQ(normalize_text("it 's a charming , often affecting journey . ", corpus),
+            "it's a charming often affecting journey");
+  EXPECT_EQ(normalize_text("does n't , ca n't -- wo n't", corpus), "doesn't can't won't");
+  EXPECT_EQ(normalize_text("It doesn't work... I'm SAD!! (really) \"Café\"", corpus),
+            "it doesn't work i'm sad really cafe");
+  EXPECT_EQ(normalize_text("kings' 's", corpus), "kings s");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Models
 

@@ -319,6 +319,26 @@ TEST_F(FineTune, RegressionFineTuneReducesTheSquaredError) {
   EXPECT_GT(p[0].score, 2.5);
 }
 
+// The pre-training corpus had no punctuation (masked_lm's normalize_words): by default the
+// fine-tune reads its text the same way, and its config keeps the resolved value for resume,
+// evaluate and classify. A random encoder (its own tokenizer) reads the text as it is.
+TEST_F(FineTune, InitFromReadsTextAsThePreTrainingCorpusWasWritten) {
+  write_data(kPairs, kPairs);
+  auto c = config(pair_flags());
+  const auto task = make(c);
+  EXPECT_EQ(c.get("normalize_words"), "true");
+  EXPECT_EQ(task->encode("The cat, the DOG!"), task->encode("the cat the dog"));
+  auto flags = pair_flags();
+  flags.insert(flags.end(), {"--normalize_words", "false"});
+  auto kept = config(flags);
+  const auto punctuated = make(kept, "kept");
+  EXPECT_EQ(kept.get("normalize_words"), "false");
+  EXPECT_NE(punctuated->encode("The cat, the DOG!"), punctuated->encode("the cat the dog"));
+  auto ablation = config(pair_flags(), /*init=*/false);
+  make(ablation, "random");
+  EXPECT_EQ(ablation.get("normalize_words"), "false");
+}
+
 // --resume of a fine-tuned run continues from its own checkpoint: it never reads init_from
 // again (here the pre-trained folder is gone), nor does loading the run.
 TEST_F(FineTune, ResumeDoesNotReloadInitFrom) {

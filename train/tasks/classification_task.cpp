@@ -39,6 +39,11 @@ ConfigSchema classification_schema() {
       .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
       .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
                                         "Penn-Treebank tokenization does, before tokenizing")
+      .add("normalize_words", "auto", "read text as `nlpzoo data english` writes its corpus: split clitics joined "
+                                      "back (\"does n't\" -> \"doesn't\"), lowercase words, punctuation dropped "
+                                      "(overrides lowercase and split_punctuation). auto = as the init_from masked_lm "
+                                      "run read its corpus (its normalize_words), else false",
+           {"auto", "true", "false"})
       .add("max_positions", "256", "longest input in pieces (a pair: A <eos> B; bert: [CLS] A [SEP] B [SEP], and the "
                                    "position table's rows); longer ones are cut, the longer side of a pair first, "
                                    "with a warning")
@@ -97,8 +102,6 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   max_sentences_ = config_int_at_least(config, "max_sentences", 0);
   config_int_at_least(config, "vocab_size", 8);
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
-  normalization_.lowercase = config.get_bool("lowercase");
-  normalization_.split_punctuation = config.get_bool("split_punctuation");
   const TsvLayout layout = tsv_layout(config);
   pair_ = !layout.text_b.empty();
   bert_arch_ = config.get("arch") == "bert";
@@ -131,6 +134,11 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     throw UserError("config key 'init_from': only arch = bert loads a pre-trained run (arch is " + config.get("arch") +
                     "); leave it empty");
   }
+  // A run resolves auto once (adopt_architecture, from init_from) and keeps the value in its config.
+  if (config.get("normalize_words") == "auto") config.set("normalize_words", "false");
+  normalization_.lowercase = config.get_bool("lowercase");
+  normalization_.split_punctuation = config.get_bool("split_punctuation");
+  normalization_.corpus_words = config.get_bool("normalize_words");
   // The fewest positions an input takes: one piece per sentence and the separators.
   const int64_t least = bert_arch_ ? (pair_ ? 5 : 3) : (pair_ ? 3 : 1);
   if (max_positions_ < least)
@@ -590,6 +598,9 @@ void adopt_architecture(const std::string& dir, const Config& source, Config& co
     config.set(key, source.get(key));
   }
   config.set("vocab_size", source.get("vocab_size"));
+  // The text as the encoder read it in pre-training: pieces it never saw (punctuation, when its
+  // corpus had none) would reach it as <unk>. Hugging Face's tokenizers carry do_lower_case so.
+  if (config.get("normalize_words") == "auto") config.set("normalize_words", source.get("normalize_words"));
 }
 }  // namespace
 
