@@ -156,6 +156,9 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +export +- +- +ok\n"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +resume 1 step +- +- +ok\n"))) << r.out;
   EXPECT_EQ(read_checkpoint_header((root / "runs/tiny/checkpoint_last.pt").string()).state.step, 4);
+  // Early stopping off (sst2-avgemb.ini has patience 4): the budget is the work, on any machine
+  // and seed; rte-bert's patience 6 ended its copy at step 360 of 390, and then its resume check.
+  EXPECT_TRUE(std::regex_search(read_file((root / "runs/tiny/config.ini").string()), std::regex("\npatience = 0\n")));
 
   r = run_cli("zoo check tiny --update" + flags);
   ASSERT_EQ(r.status, 0) << r.out << r.err;

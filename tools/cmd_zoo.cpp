@@ -220,6 +220,9 @@ int run_train(const std::vector<std::string>& args) {
       train_args = {"train",       "--config",  e["config"].get<std::string>(), "--data-dir",
                     e["data"]["dir"].get<std::string>(), "--run-dir", dir, "--max-steps", steps,
                     "--seed",      std::to_string(vm->count("seed") ? (*vm)["seed"].as<int64_t>() : e["seed"].get<int64_t>())};
+    // The budget is the work: early stopping would end a copy where its own numbers say, so
+    // that another seed or machine trains a different number of steps.
+    train_args.insert(train_args.end(), {"--patience", "0"});
     // A fine-tuning run starts from its pre-trained model's copy; a resumed one has its weights.
     if (e.contains("init_from") && train_args[1] == "--config")
       train_args.insert(train_args.end(), {"--init_from", run_dir(*vm, e["init_from"].get<std::string>())});
@@ -230,7 +233,7 @@ int run_train(const std::vector<std::string>& args) {
     if (const int64_t step = read_checkpoint_header(dir + "/checkpoint_last.pt").state.step;
         step != e["budget_steps"].get<int64_t>())
       std::cout << "zoo: warning: " << name << " stopped at step " << step << ", not at its budget of " << steps
-                << " (its config's max_epochs ends it first): set its budget_steps to " << step << " in " << path
+                << " (its config's max_epochs or max_time ends it first): set its budget_steps to " << step << " in " << path
                 << std::endl;
     const json cost = {{"wall_s", std::round(r.wall_s)}, {"peak_rss_mb", r.peak_rss_kb / 1024}};
     atomic_write_text(dir + "/zoo_cost.json", cost.dump() + "\n");
@@ -311,7 +314,7 @@ std::string resume_problem(const std::string& dir, const std::string& name, cons
     fs::copy_file(f.path(), scratch.path / file);
   }
   const auto r = run_self({"train", "--run-dir", scratch.path.string(), "--resume", "--max-steps",
-                           std::to_string(step + 1), "--max-epochs", "1000000"},
+                           std::to_string(step + 1), "--max-epochs", "1000000", "--patience", "0"},
                           {threads_env(entry)});
   if (r.status != 0) return "nlpzoo train --resume exited with status " + std::to_string(r.status);
   const int64_t after = read_checkpoint_header((scratch.path / "checkpoint_last.pt").string()).state.step;
