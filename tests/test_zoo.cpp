@@ -191,6 +191,7 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   const json spread = json::parse(read_file(manifest_path));
   const auto& x = spread["models"]["tiny"]["expected"]["accuracy"];
   EXPECT_EQ(x["spread"]["seeds"], json({7, 8, 9})) << x.dump();
+  EXPECT_EQ(x["spread"]["budget_steps"], 4) << x.dump();
   ASSERT_EQ(x["spread"]["values"].size(), 3u);
   EXPECT_EQ(x["spread"]["values"][0].get<double>(), accuracy);
   double mean = 0, ss = 0;
@@ -234,6 +235,25 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
               " --root " + shell_quote((root / "none").string()));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("transformer-base-es-en"), std::string::npos) << r.out;
+  // A new budget: the copy trained on, --update without --spread drops the tolerance that seeds
+  // of the old budget gave (it kept it before, so a changed budget checked against a stale spread).
+  m = json::parse(read_file(manifest_path));
+  m["models"]["tiny"]["budget_steps"] = 5;
+  m["models"]["tiny"]["expected"]["accuracy"] = x;
+  m["models"]["tiny"]["expected"]["loss"] = {{"value", 1.0}, {"tolerance", 0.5}};  // hand-set: no spread, kept
+  atomic_write_text(manifest_path, m.dump(2));
+  r = run_cli("zoo train tiny" + flags);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  r = run_cli("zoo check tiny --update" + flags);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tiny: the tolerance of accuracy came from seeds trained 4 steps, the copy 5: dropped"),
+            std::string::npos)
+      << r.out;
+  m = json::parse(read_file(manifest_path));
+  EXPECT_TRUE(m["models"]["tiny"]["expected"]["accuracy"]["tolerance"].is_null()) << m.dump(1);
+  EXPECT_FALSE(m["models"]["tiny"]["expected"]["accuracy"].contains("spread")) << m.dump(1);
+  EXPECT_EQ(m["models"]["tiny"]["expected"]["loss"]["tolerance"], 0.5) << m.dump(1);
+
   r = run_cli("zoo check nonesuch" + flags);
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("'nonesuch' is not a model of"), std::string::npos) << r.err;

@@ -375,7 +375,7 @@ json seed_spread(const json& entry, const std::string& name, const json& measure
       if (!r.contains(metric)) throw UserError(name + ": a copy of another seed has no metric " + metric);
       values.push_back(r[metric]["value"]);
     }
-    spread[metric] = {{"seeds", seeds}, {"values", values}};
+    spread[metric] = {{"seeds", seeds}, {"values", values}, {"budget_steps", step}};
   }
   return spread;
 }
@@ -395,7 +395,8 @@ int run_check(const std::vector<std::string>& args) {
       ("spread", po::value<std::vector<std::string>>()->multitoken(),
        "with --update: DIR... (at least 2), the roots of copies trained to the same budget with other seeds "
        "(nlpzoo zoo train NAME --seed N --root DIR); each metric's tolerance becomes 3 sample standard deviations "
-       "of its values over those copies and ROOT's (at least 0.1% of the value), and the values are kept beside it");
+       "of its values over those copies and ROOT's (at least 0.1% of the value), and the values are kept beside it; "
+       "without --spread a metric keeps its tolerance unless that came from seeds of another budget_steps");
   auto vm = parse_args(args, desc, "zoo check [NAME ...] [--json] [--update [--spread DIR DIR ...]] [--manifest FILE] [--root DIR]",
                        {"names"});
   if (!vm) return 0;
@@ -469,8 +470,18 @@ int run_check(const std::vector<std::string>& args) {
           x["tolerance"] = spread_tolerance(values, m["value"].get<double>());
           x["spread"] = spread[metric];
         } else if (expected.contains(metric) && expected[metric].contains("tolerance")) {
-          x["tolerance"] = expected[metric]["tolerance"];
-          if (expected[metric].contains("spread")) x["spread"] = expected[metric]["spread"];
+          // A spread over seeds of another budget says nothing about this one (the budget was
+          // changed and the copy retrained): its tolerance goes, until --spread measures anew.
+          const auto& old = expected[metric];
+          const int64_t measured_at = old.contains("spread") ? old["spread"].value("budget_steps", step) : step;
+          if (measured_at == step) {
+            x["tolerance"] = old["tolerance"];
+            if (old.contains("spread")) x["spread"] = old["spread"];
+          } else {
+            std::cout << "zoo: " << name << ": the tolerance of " << metric << " came from seeds trained "
+                      << measured_at << " steps, the copy " << step
+                      << ": dropped; measure it anew with --update --spread" << std::endl;
+          }
         }
         e["expected"][metric] = x;
       }
