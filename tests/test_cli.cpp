@@ -3,6 +3,7 @@
 // error that names the file/line/option, a non-zero exit, and no partial output.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -44,6 +45,25 @@ class RegressionCli : public ::testing::Test {
   }
   fs::path root_;
 };
+
+// "0 ||| text ||| score ||| lp lp ..." (translate --token-scores): the score, the summed
+// log-probability and the number of scored pieces (EOS included).
+struct ScoredLine {
+  double score = 0, log_prob = 0;
+  int pieces = 0;
+};
+ScoredLine scored_line(const std::string& line) {
+  ScoredLine s;
+  const auto field = [&](int k) {
+    size_t at = 0;
+    for (int i = 0; i < k; ++i) at = line.find(" ||| ", at) + 5;
+    return line.substr(at, line.find(" ||| ", at) - at);
+  };
+  s.score = std::stod(field(2));
+  std::istringstream lps(line.substr(line.rfind(" ||| ") + 5));
+  for (double lp; lps >> lp; ++s.pieces) s.log_prob += lp;
+  return s;
+}
 
 // The one-line error contract: status 1, "nlpzoo COMMAND: error: ..." naming `what`.
 void expect_error(const Result& r, const std::string& what) {
@@ -126,6 +146,32 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
   r = run_cli("export --run-dir " + quote((root_ / "run").string()) + " --out " + quote(pt));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_GT(fs::file_size(pt), 10000u);
+}
+
+// A translation run's config key length_penalty is its decoding default (the Transformer's
+// config says 1.0, the RNNs keep 0.7); --length-penalty overrides it. Read off translate's
+// scores: score = summed log-probability / pieces^alpha.
+TEST_F(RegressionCli, LengthPenaltyDefaultIsTheRunsOwn) {
+  auto r = run_cli(train("run", "--max-steps 2 --length_penalty 0"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const std::string translate = "translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --token-scores";
+  r = run_cli(translate, "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto s = scored_line(r.out);
+  ASSERT_GT(s.pieces, 1) << r.out;
+  EXPECT_NEAR(s.score, s.log_prob, 1e-3 * std::abs(s.log_prob)) << r.out;  // alpha 0: the raw log-probability
+  r = run_cli(translate + " --length-penalty 1", "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  s = scored_line(r.out);
+  EXPECT_NEAR(s.score, s.log_prob / s.pieces, 1e-3 * std::abs(s.log_prob / s.pieces)) << r.out;
+  // Old runs (no key) and other configs: the search's default, 0.7.
+  r = run_cli(train("plain", "--max-steps 2"));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  r = run_cli("translate --run-dir " + quote((root_ / "plain").string()) + " --token-scores", "el uno y el dos\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  s = scored_line(r.out);
+  EXPECT_NEAR(s.score, s.log_prob / std::pow(s.pieces, 0.7), 1e-3 * std::abs(s.score)) << r.out;
+  expect_error(run_cli(train("bad", "--max-steps 1 --length_penalty nan")), "length_penalty");
 }
 
 TEST_F(RegressionCli, MissingCorpusNamesTheFile) {

@@ -48,7 +48,7 @@ int run_evaluate(const std::vector<std::string>& args) {
   add_search_flags(desc, /*with_n_best=*/false);
   auto vm = parse_args(args, desc, "evaluate --run-dir DIR [--split valid|test] [--json] [OPTIONS]");
   if (!vm) return 0;
-  const auto search = search_options(*vm);
+  auto search = search_options(*vm);
   if ((*vm)["max-sentences"].as<int64_t>() < 0) throw UserError("--max-sentences: must be 0 (all) or positive");
   const bool json = (*vm)["json"].as<bool>();
   const auto run_dir = (*vm)["run-dir"].as<std::string>();
@@ -66,6 +66,7 @@ int run_evaluate(const std::vector<std::string>& args) {
     // The corpus folder is the run's unless given.
     const std::string data_dir = vm->count("data-dir") ? (*vm)["data-dir"].as<std::string>() : "";
     run = load_run_from_flags(*vm, data_dir, {split});
+    apply_run_search_defaults(search, *vm, run.config);
     const auto autocast = inference_precision(*vm, run);
     EvaluationOptions options;
     options.device = parse_device((*vm)["device"].as<std::string>());

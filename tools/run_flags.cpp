@@ -11,8 +11,9 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
                                  ", capped by --max-length";
   desc.add_options()
       ("beam-size", po::value<int64_t>()->default_value(d.beam_size), "beam width; 1 = greedy search")
-      ("length-penalty", po::value<double>()->default_value(d.length_penalty, "0.7"),
-       "alpha of the length normalisation score/lp(len); 0 = raw log-probability")
+      ("length-penalty", po::value<double>()->default_value(d.length_penalty, "the run's length_penalty"),
+       "alpha of the length normalisation score/lp(len); 0 = raw log-probability. Default: the run's config key "
+       "length_penalty, a per-model choice (0.7 unless its config says; the Transformer's says 1.0)")
       ("length-penalty-form", po::value<std::string>()->default_value("course"),
        "how a hypothesis' summed log-probability is divided by lp(length), length = its pieces, EOS counted "
        "once finished. course: lp = length^alpha (plain length normalisation); gnmt: lp = ((5 + length) / 6)^alpha "
@@ -49,6 +50,12 @@ SearchOptions search_options(const po::variables_map& vm) {
   validate_search_options(o);
   if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");
   return o;
+}
+
+void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const Config& run_config) {
+  if (!vm["length-penalty"].defaulted() || !run_config.has("length_penalty")) return;
+  o.length_penalty = run_config.get_double("length_penalty");
+  validate_search_options(o);
 }
 
 void add_run_flags(po::options_description& desc) {

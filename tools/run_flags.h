@@ -19,6 +19,10 @@ namespace nlpzoo::cli {
 void add_search_flags(po::options_description& desc, bool with_n_best);
 /// SearchOptions from those flags. Throws UserError naming a flag with a bad value.
 SearchOptions search_options(const po::variables_map& vm);
+/// The run's own decoding default under those flags: its config's length_penalty (a translation
+/// run's key, chosen per model) unless --length-penalty was given. Throws UserError as
+/// validate_search_options.
+void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const Config& run_config);
 
 /// --run-dir (required), --checkpoint best|last, --device, --precision.
 void add_run_flags(po::options_description& desc);

@@ -1,11 +1,14 @@
 #include "train/tasks/translation_task.h"
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "datasets/batching.h"
 #include "datasets/io.h"
 #include "datasets/special_ids.h"
+#include "infer/search.h"
 #include "train/losses.h"
 #include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
@@ -15,6 +18,8 @@ namespace fs = std::filesystem;
 namespace nlpzoo {
 
 ConfigSchema translation_schema() {
+  std::ostringstream length_penalty;  // the search's own default, written once
+  length_penalty << SearchOptions{}.length_penalty;
   ConfigSchema s;
   s.add("src_lang", "es", "source language: reads <data_dir>/<split>.<src_lang> for the splits train and valid "
                           "(training) and test (evaluate), e.g. train.es valid.es test.es")
@@ -23,7 +28,7 @@ ConfigSchema translation_schema() {
       .add("tgt_vocab_size", "8000", "target SentencePiece vocabulary size, at most (= output classes)")
       .merge(tokenizer_schema())
       .add("max_positions", "64", "longest sequence in pieces, EOS/BOS included; longer training pairs are skipped, "
-                                  "longer valid/test sources are cut (translate: see --max-source-positions)")
+                                  "longer valid/test sources are cut (translate: see --max-positions)")
       .add("arch", "rnn", "model: rnn (attention encoder-decoder, keys cell..input_feeding) or transformer "
                           "(Vaswani et al. 2017, keys d_model..share_embeddings)", {"rnn", "transformer"})
       .merge(rnn_schema())
@@ -41,6 +46,8 @@ ConfigSchema translation_schema() {
       .add("share_embeddings", "false", "transformer: one joint SentencePiece model over both languages (spm.joint.model, "
                                         "tgt_vocab_size pieces) and one embedding matrix for source, target and output")
       .add("label_smoothing", "0", "label smoothing epsilon of the training loss (0 = plain cross-entropy)")
+      .add("length_penalty", length_penalty.str(), "this model's decoding default for evaluate and translate (their --length-penalty "
+                                    "overrides it): alpha of beam search's score log P / length^alpha")
       .add("max_tokens", "3000", "tokens per batch, padding included (source or target, the longer)")
       .add("max_sentences", "0", "sentence pairs per batch at most (0 = no limit)");
   // After both merges: the two components share `dropout`.
@@ -119,6 +126,8 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   max_tokens_ = config_int_at_least(config, "max_tokens");
   max_sentences_ = config_int_at_least(config, "max_sentences", 0);
   label_smoothing_ = config_rate(config, "label_smoothing");
+  if (!std::isfinite(config.get_double("length_penalty")))
+    throw UserError("config key 'length_penalty': must be a finite number, got " + config.get("length_penalty"));
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
 
