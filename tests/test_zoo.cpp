@@ -188,6 +188,8 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   r = run_cli("zoo check tiny --update --spread " + shell_quote((root / "seed8").string()) + " " +
               shell_quote((root / "seed9").string()) + flags);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // The table checks the copy against what the update wrote (it showed the old entry: "no tolerance").
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +accuracy +[0-9.]+ ± [0-9.e-]+ +[0-9.]+ +ok\n"))) << r.out;
   const json spread = json::parse(read_file(manifest_path));
   const auto& x = spread["models"]["tiny"]["expected"]["accuracy"];
   EXPECT_EQ(x["spread"]["seeds"], json({7, 8, 9})) << x.dump();
@@ -242,6 +244,13 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   m["models"]["tiny"]["expected"]["accuracy"] = x;
   m["models"]["tiny"]["expected"]["loss"] = {{"value", 1.0}, {"tolerance", 0.5}};  // hand-set: no spread, kept
   atomic_write_text(manifest_path, m.dump(2));
+  // Numbers of a copy short of the budget are not the budget's: the update refuses, writing nothing.
+  r = run_cli("zoo check tiny --update" + flags);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("was trained 4 of 5 steps: --update records copies of the manifest's budget"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(json::parse(read_file(manifest_path)), m);
   r = run_cli("zoo train tiny" + flags);
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   r = run_cli("zoo check tiny --update" + flags);

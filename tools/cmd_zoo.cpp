@@ -380,6 +380,42 @@ json seed_spread(const json& entry, const std::string& name, const json& measure
   return spread;
 }
 
+// Writes a copy's measured numbers into its entry `e`: each metric's value, its tolerance (from
+// the seeds' spread when `spread_roots` names other copies, else the old one unless seeds of
+// another budget gave it), the inputs' sha256 and the cost.
+void update_entry(json& e, const std::string& name, const json& measured, int64_t step, const std::string& dir,
+                  const std::vector<std::string>& spread_roots) {
+  const auto expected = e.value("expected", json::object());
+  const auto spread = spread_roots.empty() ? json::object() : seed_spread(e, name, measured, step, dir, spread_roots);
+  for (const auto& [metric, m] : measured.items()) {
+    if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
+    json x = {{"value", m["value"]}, {"tolerance", nullptr}};
+    if (spread.contains(metric)) {
+      std::vector<double> values;
+      for (const auto& v : spread[metric]["values"]) values.push_back(v.get<double>());
+      x["tolerance"] = spread_tolerance(values, m["value"].get<double>());
+      x["spread"] = spread[metric];
+    } else if (expected.contains(metric) && expected[metric].contains("tolerance")) {
+      // A spread over seeds of another budget says nothing about this one (the budget was
+      // changed and the copy retrained): its tolerance goes, until --spread measures anew.
+      const auto& old = expected[metric];
+      const int64_t measured_at = old.contains("spread") ? old["spread"].value("budget_steps", step) : step;
+      if (measured_at == step) {
+        x["tolerance"] = old["tolerance"];
+        if (old.contains("spread")) x["spread"] = old["spread"];
+      } else {
+        std::cout << "zoo: " << name << ": the tolerance of " << metric << " came from seeds trained "
+                  << measured_at << " steps, the copy " << step
+                  << ": dropped; measure it anew with --update --spread" << std::endl;
+      }
+    }
+    e["expected"][metric] = x;
+  }
+  for (const auto& file : input_files(e)) e["fingerprint"][file] = sha256(file);
+  if (fs::exists(dir + "/zoo_cost.json")) e["cost"] = json::parse(read_file(dir + "/zoo_cost.json"));
+  e["cost"]["libtorch"] = TORCH_VERSION;
+}
+
 int run_check(const std::vector<std::string>& args) {
   po::options_description desc(
       "Scores each named reference model's trained copy (ROOT/NAME, its last checkpoint) and compares it with the manifest's\n"
@@ -391,7 +427,8 @@ int run_check(const std::vector<std::string>& args) {
   desc.add_options()
       ("json", po::bool_switch(), "print the rows as one JSON array instead of the table")
       ("update", po::bool_switch(), "write the measured numbers (and the inputs' sha256 and the cost) into the manifest, "
-                                    "keeping each metric's tolerance: a deliberate change, reviewed in git")
+                                    "keeping each metric's tolerance: a deliberate change, reviewed in git; the table "
+                                    "then shows the new expected values. Only for a copy at the manifest's budget_steps")
       ("spread", po::value<std::vector<std::string>>()->multitoken(),
        "with --update: DIR... (at least 2), the roots of copies trained to the same budget with other seeds "
        "(nlpzoo zoo train NAME --seed N --root DIR); each metric's tolerance becomes 3 sample standard deviations "
@@ -403,7 +440,8 @@ int run_check(const std::vector<std::string>& args) {
   const auto path = (*vm)["manifest"].as<std::string>();
   auto manifest = read_manifest(path);
   const auto spread_roots = vm->count("spread") ? (*vm)["spread"].as<std::vector<std::string>>() : std::vector<std::string>();
-  if (!spread_roots.empty() && !(*vm)["update"].as<bool>()) throw UserError("--spread goes with --update (it sets the tolerances)");
+  const bool update = (*vm)["update"].as<bool>();
+  if (!spread_roots.empty() && !update) throw UserError("--spread goes with --update (it sets the tolerances)");
   if (spread_roots.size() == 1) throw UserError("--spread needs at least 2 other roots: a spread over 2 seeds is not one");
   json rows = json::array();
   bool failed = false;
@@ -419,10 +457,18 @@ int run_check(const std::vector<std::string>& args) {
       continue;
     }
     const int64_t step = read_checkpoint_header(dir + "/checkpoint_last.pt").state.step;
-    std::string not_comparable = fingerprint_mismatch(e);
-    if (not_comparable.empty() && step != e["budget_steps"].get<int64_t>())
-      not_comparable = "trained " + std::to_string(step) + " of " + std::to_string(e["budget_steps"].get<int64_t>()) + " steps";
+    const std::string off_budget =
+        step == e["budget_steps"].get<int64_t>()
+            ? ""
+            : "trained " + std::to_string(step) + " of " + std::to_string(e["budget_steps"].get<int64_t>()) + " steps";
+    if (update && !off_budget.empty())
+      throw UserError(name + ": " + dir + " was " + off_budget + ": --update records copies of the manifest's budget; "
+                      "nothing was written (train it to the budget: nlpzoo zoo train " + name + ")");
     const auto measured = measure(e, dir);
+    // An update is then checked like any copy, so its table shows the numbers now expected.
+    if (update) update_entry(e, name, measured, step, dir, spread_roots);
+    std::string not_comparable = fingerprint_mismatch(e);
+    if (not_comparable.empty()) not_comparable = off_budget;
     const auto expected = e.value("expected", json::object());
     for (const auto& [metric, m] : measured.items()) {
       const json value = m.value("value", json());
@@ -458,39 +504,8 @@ int run_check(const std::vector<std::string>& args) {
     const auto why = resume_problem(dir, name, e, step);
     add("resume 1 step", nullptr, nullptr, why.empty() ? "ok" : "REGRESSED: " + why);
     failed = failed || !why.empty();
-    if ((*vm)["update"].as<bool>()) {
-      const auto spread =
-          spread_roots.empty() ? json::object() : seed_spread(e, name, measured, step, dir, spread_roots);
-      for (const auto& [metric, m] : measured.items()) {
-        if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
-        json x = {{"value", m["value"]}, {"tolerance", nullptr}};
-        if (spread.contains(metric)) {
-          std::vector<double> values;
-          for (const auto& v : spread[metric]["values"]) values.push_back(v.get<double>());
-          x["tolerance"] = spread_tolerance(values, m["value"].get<double>());
-          x["spread"] = spread[metric];
-        } else if (expected.contains(metric) && expected[metric].contains("tolerance")) {
-          // A spread over seeds of another budget says nothing about this one (the budget was
-          // changed and the copy retrained): its tolerance goes, until --spread measures anew.
-          const auto& old = expected[metric];
-          const int64_t measured_at = old.contains("spread") ? old["spread"].value("budget_steps", step) : step;
-          if (measured_at == step) {
-            x["tolerance"] = old["tolerance"];
-            if (old.contains("spread")) x["spread"] = old["spread"];
-          } else {
-            std::cout << "zoo: " << name << ": the tolerance of " << metric << " came from seeds trained "
-                      << measured_at << " steps, the copy " << step
-                      << ": dropped; measure it anew with --update --spread" << std::endl;
-          }
-        }
-        e["expected"][metric] = x;
-      }
-      for (const auto& file : input_files(e)) e["fingerprint"][file] = sha256(file);
-      if (fs::exists(dir + "/zoo_cost.json")) e["cost"] = json::parse(read_file(dir + "/zoo_cost.json"));
-      e["cost"]["libtorch"] = TORCH_VERSION;
-    }
   }
-  if ((*vm)["update"].as<bool>()) {
+  if (update) {
     atomic_write_text(path, manifest.dump(2) + "\n");
     std::cout << "zoo: wrote the measured numbers into " << path << " (review with git diff)" << std::endl;
   }
