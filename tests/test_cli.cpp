@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "datasets/io.h"
+#include "infer/search.h"
 #include "tests/test_util.h"
+#include "train/task.h"
 #include "train/tasks/registry.h"
 
 namespace fs = std::filesystem;
@@ -164,6 +166,29 @@ TEST_F(RegressionCli, LengthPenaltyDefaultIsTheRunsOwn) {
   ASSERT_EQ(r.status, 0) << r.err;
   s = scored_line(r.out);
   EXPECT_NEAR(s.score, s.log_prob / s.pieces, 1e-3 * std::abs(s.log_prob / s.pieces)) << r.out;
+  // Through the API too: evaluate given no search decodes with the run's alpha (it took 0.7).
+  // Alpha 5 makes even this 2-step model's beam prefer long outputs.
+  {
+    r = run_cli(train("long", "--max-steps 2 --length_penalty 5"));
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    auto run = load_run((root_ / "long" / "checkpoint_last.pt").string(), torch::kCPU, (root_ / "data").string(),
+                        {Split::kValid});
+    SearchOptions search;
+    const auto beam_output = [&](const SearchOptions* with, const std::string& name) {
+      EvaluationOptions options;
+      options.search = with;
+      options.max_decoded = 40;
+      options.output_prefix = (root_ / name).string();
+      run.task->evaluate(Split::kValid, options);
+      return read_file((root_ / (name + ".beam5.txt")).string());
+    };
+    search.length_penalty = 0.7;
+    const auto at_default = beam_output(&search, "alpha07");
+    search.length_penalty = 5;
+    const auto at_run = beam_output(&search, "alpha5");
+    ASSERT_NE(at_default, at_run) << "alpha must change this model's beam output for the check below to mean anything";
+    EXPECT_EQ(beam_output(nullptr, "none"), at_run);
+  }
   // Old runs (no key) and other configs: the search's default, 0.7.
   r = run_cli(train("plain", "--max-steps 2"));
   ASSERT_EQ(r.status, 0) << r.out << r.err;

@@ -82,7 +82,7 @@ struct EvaluationOptions {
   torch::Device device = torch::kCPU;  // where the model is (load_run moved it there)
   int64_t batch_size = 32;             // sentences decoded or classified together
   bool decode = true;                  // false: the loss-based scores only (no decoding, no BLEU)
-  const SearchOptions* search = nullptr;  // how to decode (beam, length penalty); null = SearchOptions{}
+  const SearchOptions* search = nullptr;  // how to decode; null = SearchOptions{} with the run's length_penalty
   std::string output_prefix;  // tasks that decode write their outputs to "<prefix>.<what>.txt"; "" = nowhere
   int64_t max_decoded = 0;    // decode (BLEU) only the split's first N sentences; 0 = all (loss scores: all)
 };

@@ -49,7 +49,11 @@ Metrics bleu_metrics(const Translator& translator, const ParallelCorpus& corpus,
 Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options) {
   auto m = loss_metrics(*this, split, options.device, "target_tokens");
   if (!options.decode) return m;
-  const SearchOptions search = options.search != nullptr ? *options.search : SearchOptions{};
+  SearchOptions search;
+  if (options.search != nullptr)
+    search = *options.search;
+  else
+    search.length_penalty = length_penalty_;  // the run's own, as the CLI's default is
   const Translator translator(decoder(), source_tokenizer(), target_tokenizer(), max_positions(), options.device);
   // The decoded subset (the benches' and the quickstart's bound); the loss above covers all.
   ParallelCorpus corpus = raw_split(split);

@@ -46,8 +46,9 @@ ConfigSchema translation_schema() {
       .add("share_embeddings", "false", "transformer: one joint SentencePiece model over both languages (spm.joint.model, "
                                         "tgt_vocab_size pieces) and one embedding matrix for source, target and output")
       .add("label_smoothing", "0", "label smoothing epsilon of the training loss (0 = plain cross-entropy)")
-      .add("length_penalty", length_penalty.str(), "this model's decoding default for evaluate and translate (their --length-penalty "
-                                    "overrides it): alpha of beam search's score log P / length^alpha")
+      .add("length_penalty", length_penalty.str(),
+           "this model's decoding default for evaluate and translate (their --length-penalty overrides it): alpha of "
+           "beam search's score log P / length^alpha")
       .add("max_tokens", "3000", "tokens per batch, padding included (source or target, the longer)")
       .add("max_sentences", "0", "sentence pairs per batch at most (0 = no limit)");
   // After both merges: the two components share `dropout`.
@@ -128,6 +129,7 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   label_smoothing_ = config_rate(config, "label_smoothing");
   if (!std::isfinite(config.get_double("length_penalty")))
     throw UserError("config key 'length_penalty': must be a finite number, got " + config.get("length_penalty"));
+  length_penalty_ = config.get_double("length_penalty");
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
 

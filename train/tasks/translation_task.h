@@ -91,6 +91,7 @@ class TranslationTask : public Task, public TranslationModel {
   int64_t max_positions_ = 64, max_tokens_ = 3000, max_sentences_ = 0;
   uint64_t seed_ = 0;
   double label_smoothing_ = 0;
+  double length_penalty_ = 0;  // the config's: evaluate's default when given no search
   std::map<Split, ParallelCorpus> raw_;
   std::map<Split, std::vector<Example>> examples_;
   BatchPlans plans_;
