@@ -457,10 +457,9 @@ int run_check(const std::vector<std::string>& args) {
       continue;
     }
     const int64_t step = read_checkpoint_header(dir + "/checkpoint_last.pt").state.step;
+    const int64_t budget = e["budget_steps"].get<int64_t>();
     const std::string off_budget =
-        step == e["budget_steps"].get<int64_t>()
-            ? ""
-            : "trained " + std::to_string(step) + " of " + std::to_string(e["budget_steps"].get<int64_t>()) + " steps";
+        step == budget ? "" : "trained " + std::to_string(step) + " of " + std::to_string(budget) + " steps";
     if (update && !off_budget.empty())
       throw UserError(name + ": " + dir + " was " + off_budget + ": --update records copies of the manifest's budget; "
                       "nothing was written (train it to the budget: nlpzoo zoo train " + name + ")");

@@ -127,9 +127,9 @@ void TranslationTask::setup(Config& config, const TaskContext& context) {
   max_tokens_ = config_int_at_least(config, "max_tokens");
   max_sentences_ = config_int_at_least(config, "max_sentences", 0);
   label_smoothing_ = config_rate(config, "label_smoothing");
-  if (!std::isfinite(config.get_double("length_penalty")))
-    throw UserError("config key 'length_penalty': must be a finite number, got " + config.get("length_penalty"));
   length_penalty_ = config.get_double("length_penalty");
+  if (!std::isfinite(length_penalty_))
+    throw UserError("config key 'length_penalty': must be a finite number, got " + config.get("length_penalty"));
   seed_ = static_cast<uint64_t>(config.get_int("seed"));
   for (const char* key : {"src_vocab_size", "tgt_vocab_size"}) config_int_at_least(config, key, 8);
 
