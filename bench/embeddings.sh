@@ -10,7 +10,9 @@
 # WordSim-353. Prints a table: words/s, wall time, peak RSS, analogy accuracy (overall, coverage,
 # family), WordSim ρ, with the ratios ours/peer; writes OUT/table.txt.
 #   bench/embeddings.sh [--data DIR (default data/english)] [--config INI] [--epochs N (5)]
-#                       [--threads N (2)] [--out DIR] [--skip-fasttext] [--skip-gensim]
+#                       [--threads N (2)] [--seed N] [--out DIR] [--skip-fasttext] [--skip-gensim]
+# --seed N seeds every tool alike (ours' config seed, gensim's seed, fastText's -seed; default:
+# each one's own default); with 2 threads a tool's runs still vary a little, so compare seed means.
 # words/s = epochs x the corpus's whitespace words / whole-process wall time (vocabulary scan
 # included, the same numerator for every tool); ours also holds out 1 line in valid_every (500)
 # for its validation loss, which the peers train on.
@@ -28,6 +30,7 @@ DATA=data/english
 CONFIG=configs/skipgram-ns.ini
 EPOCHS=""
 THREADS=2
+SEED=""
 OUT=""
 FASTTEXT=1
 GENSIM=1
@@ -37,10 +40,11 @@ while [ $# -gt 0 ]; do
     --config) CONFIG="$2"; shift 2 ;;
     --epochs) EPOCHS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
+    --seed) SEED="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --skip-fasttext) FASTTEXT=0; shift ;;
     --skip-gensim) GENSIM=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -146,12 +150,13 @@ SG=1; [ "$MODEL" = cbow ] && SG=0
 HS=0; NEG=$NEGATIVE; FT_LOSS=ns
 [ "$OBJECTIVE" = hs ] && { HS=1; NEG=0; FT_LOSS=hs; }
 echo "model=$MODEL objective=$OBJECTIVE dim=$DIM window=$WINDOW negative=$NEGATIVE min_count=$MIN_COUNT" \
-     "sample=$SAMPLE lr=$LR minn=$MINN maxn=$MAXN bucket=$BUCKET epochs=$EPOCHS threads=$THREADS corpus=$CORPUS" \
+     "sample=$SAMPLE lr=$LR minn=$MINN maxn=$MAXN bucket=$BUCKET epochs=$EPOCHS threads=$THREADS seed=${SEED:-default}" \
+     "corpus=$CORPUS" \
   | tee "$OUT/hyper.txt"
 
 echo "== ours: nlpzoo train --config $CONFIG --max_epochs $EPOCHS"
 timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --device cpu \
-  --max_epochs "$EPOCHS"
+  --max_epochs "$EPOCHS" ${SEED:+--seed "$SEED"}
 evaluate ours --run-dir "$OUT/ours" --checkpoint last
 
 if [ "$GENSIM" = 1 ]; then
@@ -159,7 +164,7 @@ if [ "$GENSIM" = 1 ]; then
   timed gensim /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/gensim" --sg "$SG" \
     --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
     --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$THREADS" --minn "$MINN" --maxn "$MAXN" \
-    --bucket "$BUCKET"
+    --bucket "$BUCKET" ${SEED:+--seed "$SEED"}
   evaluate gensim --vectors "$OUT/gensim.bin"
 fi
 
@@ -168,7 +173,7 @@ if [ "$FASTTEXT" = 1 ]; then
   FT_MODE=skipgram; [ "$SG" = 0 ] && FT_MODE=cbow
   timed fasttext fasttext "$FT_MODE" -input "$CORPUS" -output "$OUT/fasttext" -dim "$DIM" -ws "$WINDOW" \
     -neg "$NEGATIVE" -loss "$FT_LOSS" -minCount "$MIN_COUNT" -t "$SAMPLE" -lr "$LR" -epoch "$EPOCHS" \
-    -thread "$THREADS" -minn "$MINN" -maxn "$MAXN" -bucket "$BUCKET" -verbose 1
+    -thread "$THREADS" -minn "$MINN" -maxn "$MAXN" -bucket "$BUCKET" -verbose 1 ${SEED:+-seed "$SEED"}
   evaluate fasttext --vectors "$OUT/fasttext.vec"
 fi
 
