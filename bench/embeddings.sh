@@ -12,7 +12,8 @@
 #   bench/embeddings.sh [--data DIR (default data/english)] [--config INI] [--epochs N (5)]
 #                       [--threads N (2)] [--seed N] [--out DIR] [--skip-fasttext] [--skip-gensim]
 # --seed N seeds every tool alike (ours' config seed, gensim's seed, fastText's -seed; default:
-# each one's own default); with 2 threads a tool's runs still vary a little, so compare seed means.
+# each one's own default; glove.c's run.sh takes no seed, so with a GloVe config it seeds ours
+# only); with 2 threads a tool's runs still vary a little, so compare seed means.
 # words/s = epochs x the corpus's whitespace words / whole-process wall time (vocabulary scan
 # included, the same numerator for every tool); ours also holds out 1 line in valid_every (500)
 # for its validation loss, which the peers train on.
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --skip-fasttext) FASTTEXT=0; shift ;;
     --skip-gensim) GENSIM=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -93,7 +94,8 @@ if [ "$(cfg task)" = glove ]; then
   echo "dim=$(cfg dim) window=$(cfg window) min_count=$(cfg min_count) x_max=$(cfg x_max) alpha=$(cfg alpha)" \
        "iterations=$EPOCHS eta=$ETA threads=$THREADS corpus=$CORPUS" | tee "$OUT/hyper.txt"
   echo "== ours: nlpzoo train --config $CONFIG --max_epochs $EPOCHS"
-  timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --max_epochs "$EPOCHS"
+  timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT/ours" --max_epochs "$EPOCHS" \
+    ${SEED:+--seed "$SEED"}
   evaluate ours --run-dir "$OUT/ours" --checkpoint last
   echo "== glove.c ($PEER)"
   timed glovec env DIM="$(cfg dim)" WINDOW="$(cfg window)" MIN_COUNT="$(cfg min_count)" X_MAX="$(cfg x_max)" \
