@@ -172,6 +172,23 @@ TEST(BlasCore, SgemmSelfCheckPassesTheBlasAndCatchesWrongProducts) {
   EXPECT_NE(sgemm_self_check([](const torch::Tensor& a, const torch::Tensor& b) { return torch::mm(a, b).t(); }), "");
 }
 
+// NLPZOO_THREADS reaches OpenBLAS's own pool, which torch's thread count does not: before,
+// a 1-thread process still multiplied on every core (72 vs 74 GFLOP/s at 1 and 2 threads).
+TEST(BlasCore, ThreadCountReachesOpenBlas) {
+  const int before = set_blas_threads(0);
+  if (before < 0) GTEST_SKIP() << "not OpenBLAS";
+  EXPECT_EQ(set_blas_threads(1), 1);
+  EXPECT_EQ(set_blas_threads(0), 1);  // 0 only reads
+  set_blas_threads(before);
+  for (const char* n : {"1", "2"}) {
+    const auto r = test::run_command(std::string("NLPZOO_THREADS=") + n + " " + test::shell_quote(NLPZOO_CLI) +
+                                     " bench matmul --size 64 --repeat 1");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string(", ") + n + " threads\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(std::string("with ") + n + " threads"), std::string::npos) << r.out;
+  }
+}
+
 // The CLI end to end: bench matmul names the BLAS and its core; a bad NLPZOO_BLAS_CORE is a
 // clear error before any command runs; OPENBLAS_CORETYPE from the environment, keep and a
 // named core are what OpenBLAS then reports.

@@ -46,13 +46,14 @@ bool prepare_environment(char** argv) {
 }
 
 // Intra-op threads: NLPZOO_THREADS, else every core, shared out among the data-parallel
-// workers of this machine (LOCAL_WORLD_SIZE, set by torchrun and --nproc). OpenBLAS gets the
-// same count through torch (it is called from within torch's intra-op region).
+// workers of this machine (LOCAL_WORLD_SIZE, set by torchrun and --nproc). OpenBLAS keeps a
+// pool of its own that torch's setting does not reach, so it gets the same count explicitly.
 void configure_threads() {
   int n = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) n /= std::max(1, std::atoi(local));
   if (const char* env = std::getenv("NLPZOO_THREADS")) n = std::max(1, std::atoi(env));
   torch::set_num_threads(std::max(1, n));
+  nlpzoo::set_blas_threads(std::max(1, n));
 }
 
 void print_usage() {

@@ -178,7 +178,18 @@ std::string blas_description() {
     origin = "chosen by nlpzoo over OpenBLAS's " + g_replaced;
   else if (const char* env = std::getenv("OPENBLAS_CORETYPE"))
     origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";
-  return config + " (" + path + "), core " + core + " (" + origin + ")";
+  return config + " (" + path + "), core " + core + " (" + origin + "), " + std::to_string(set_blas_threads(0)) +
+         " threads";
+}
+
+int set_blas_threads(int n) {
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  if (set == nullptr || get == nullptr) return -1;
+  if (n >= 1) set(n);
+  return get();
 }
 
 bool choose_blas_core() {

@@ -60,6 +60,12 @@ std::string sgemm_self_check(const MatMul& mm);
 /// (OPENBLAS_CORETYPE from the environment)", or the library path when it is not OpenBLAS.
 std::string blas_description();
 
+/// Sets OpenBLAS's own thread count to `n` (n < 1: leaves it) and returns the count it then
+/// reports, or -1 when the BLAS is not OpenBLAS. The pthread OpenBLAS Debian ships keeps its own pool sized to
+/// the machine: torch::set_num_threads does not reach it, so without this NLPZOO_THREADS=1 still
+/// ran every product on all cores, and two 1-thread processes on 2 cores spun against each other.
+int set_blas_threads(int n);
+
 /// Start-up, before anything multiplies: decides as above from this process's environment,
 /// sets OPENBLAS_CORETYPE if a better core is due and logs the one line. Returns true when it
 /// set the variable: the caller must re-execute the process (OpenBLAS is loaded already).
