@@ -87,6 +87,9 @@ evaluate_ours() {  # name
   decode "$name" greedy --beam-size 1 --batch-size 64
   decode "$name" beam5 --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size 64
   decode "$name" beam5_bs1 --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size 1
+  # The reference's (and fairseq's) stopping rule, for a like-for-like speed row.
+  decode "$name" beam5_bs1_es --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size 1 \
+    --early-stopping beam
 }
 decode() {  # run name, decode name, translate flags...
   local run=$1 name=$2
@@ -124,7 +127,7 @@ def ours(name):
     return [statistics.median(window) if window else float("nan"), train[-1]["step"] if train else 0, rss(f"{out}/{name}.train.time"),
             float(re.search(r"perplexity ([0-9.]+)", valid).group(1)), dec["greedy"][1], dec["beam5"][1],
             inproc["greedy"], inproc["beam 5"], dec["greedy"][0], dec["beam5"][0], dec["beam5_bs1"][0],
-            rss(f"{out}/{name}.beam5.time")]
+            dec["beam5_bs1_es"][0], dec["beam5_bs1_es"][1], rss(f"{out}/{name}.beam5.time")]
 rt = json.load(open(f"{out}/ref/{model}_train.json"))
 re_ = json.load(open(f"{out}/ref/{model}_eval.json"))
 ref_tok = rt["bench"]["tok_s_median"] if rt.get("bench") else float("nan")
@@ -132,10 +135,11 @@ names = ["train target tokens/s (median after 20 updates)", "updates in the budg
          "valid perplexity", "test BLEU greedy", "test BLEU beam 5", "greedy decoding sent/s (batch 64, in process)",
          "beam-5 decoding sent/s (batch 64, in process)", "greedy decoding sent/s (batch 64, whole process)",
          "beam-5 decoding sent/s (whole process; ref: one at a time)", "beam-5 decoding sent/s (one at a time)",
-         "peak RSS beam-5 decoding (MiB)"]
+         "  the same, --early-stopping beam (the reference's rule)", "  its test BLEU", "peak RSS beam-5 decoding (MiB)"]
 refs = [ref_tok, rt["steps"], rt["peak_rss_mib_end"], re_["valid_ppl"], re_["greedy_bs64"]["bleu"],
         re_["beam5"]["bleu"], re_["greedy_bs64"]["sent_s"], re_["beam5"]["sent_s"], re_["greedy_bs64"]["sent_s"],
-        re_["beam5"]["sent_s"], re_["beam5"]["sent_s"], re_["peak_rss_mib"]]
+        re_["beam5"]["sent_s"], re_["beam5"]["sent_s"], re_["beam5"]["sent_s"], re_["beam5"]["bleu"],
+        re_["peak_rss_mib"]]
 columns = [ours("ours")] + ([ours("variant")] if variant else [])
 rows = [(n, [c[i] for c in columns], refs[i]) for i, n in enumerate(names)]
 if model == "transformer":

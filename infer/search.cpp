@@ -173,6 +173,12 @@ LengthPenaltyForm parse_length_penalty_form(const std::string& name) {
   throw UserError("--length-penalty-form: unknown value '" + name + "' (expected course | gnmt)");
 }
 
+EarlyStopping parse_early_stopping(const std::string& name) {
+  if (name == "never") return EarlyStopping::kNever;
+  if (name == "beam") return EarlyStopping::kBeam;
+  throw UserError("--early-stopping: unknown value '" + name + "' (expected never | beam)");
+}
+
 std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Tensor& src,
                                       const SearchOptions& options) {
   validate_length_options(options);
@@ -346,6 +352,8 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
               make_hypothesis(std::move(beam.tokens), std::move(beam.token_log_probs), beam.log_prob, false,
                               std::move(beam.attention), options));
         done = true;
+      } else if (!done && options.early_stopping == EarlyStopping::kBeam) {
+        done = static_cast<int64_t>(pool[b].size()) >= K;
       } else if (!done && static_cast<int64_t>(pool[b].size()) >= options.n_best) {
         const double threshold = nth_best_score(pool[b], options.n_best);
         done = true;

@@ -43,6 +43,17 @@ double length_penalty(int64_t length, double alpha, LengthPenaltyForm form);
 /// value otherwise.
 LengthPenaltyForm parse_length_penalty_form(const std::string& name);
 
+/// When beam search may stop a sentence before its maximum length (--early-stopping; the
+/// values are Hugging Face's early_stopping = "never" and True).
+enum class EarlyStopping {
+  kNever,  // only when no live hypothesis can still beat the n_best-th finished one (exact)
+  kBeam,   // as soon as beam_size hypotheses finished: fairseq's rule and the Python reference's
+};
+
+/// Parses "never" | "beam" (the --early-stopping values). Throws UserError naming the value
+/// otherwise.
+EarlyStopping parse_early_stopping(const std::string& name);
+
 /// Settings of greedy_search and beam_search. The option names in errors are the CLI's.
 struct SearchOptions {
   int64_t beam_size = 5;           // --beam-size, >= 1 (beam search only)
@@ -60,6 +71,8 @@ struct SearchOptions {
   // --no-repeat-ngram-size, >= 0 (fairseq's): a token that would complete an n-gram the
   // hypothesis already contains gets log-prob -inf. 0 = off. n = 1 forbids any repeated token.
   int64_t no_repeat_ngram_size = 0;
+  // --early-stopping (beam search only): see beam_search's stopping rule.
+  EarlyStopping early_stopping = EarlyStopping::kNever;
   bool keep_attention = false;     // fill Hypothesis::attention
 };
 
@@ -122,6 +135,10 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 /// alpha = 0 this is the usual "best live log-prob is below the n_best-th finished" rule;
 /// with alpha > 0 the search goes on after the top beam ends while a longer hypothesis could
 /// still win after normalisation.
+/// EarlyStopping::kBeam stops a sentence as soon as it has beam_size finished hypotheses
+/// (fairseq, Hugging Face's early_stopping=True, the Python reference): fewer steps (beam 5
+/// at batch 1 on the GRU bench model: 6.15 vs 5.88 sentences/s), and a result that can score
+/// below the exact rule's (BLEU 23.76 vs 24.03 on 200 verses).
 ///
 /// With beam_size 1 the live hypothesis follows greedy's arg-max path, and greedy's result
 /// joins the finished ones when greedy stops; the search may go on past it (the second-best

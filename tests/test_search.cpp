@@ -150,6 +150,12 @@ TEST(SearchLengthPenalty, ParsesFormNames) {
   EXPECT_NE(user_error_of([] { parse_length_penalty_form("wu"); }).find("'wu'"), std::string::npos);
 }
 
+TEST(SearchOptionsValidation, ParsesEarlyStopping) {
+  EXPECT_EQ(parse_early_stopping("never"), EarlyStopping::kNever);
+  EXPECT_EQ(parse_early_stopping("beam"), EarlyStopping::kBeam);
+  EXPECT_NE(user_error_of([] { parse_early_stopping("true"); }).find("'true'"), std::string::npos);
+}
+
 TEST(SearchOptionsValidation, BadOptionsNameTheFlag) {
   TableDecoder model({}, {{kEosId, 1.0}});
   auto src = one_source();
@@ -237,7 +243,9 @@ TEST(SearchOptionsValidation, TheCliChecksFlagsBeforeLoadingTheRun) {
            {"translate --beam-size 2 --n-best 3", "--n-best"},
            {"translate --max-length-ratio -1", "--max-length-ratio"},
            {"translate --beam-size 0", "--beam-size"},
-           {"translate --max-length 0", "--max-length"}}) {
+           {"translate --max-length 0", "--max-length"},
+           {"translate --early-stopping soon", "--early-stopping"},
+           {"evaluate --early-stopping true", "--early-stopping"}}) {
     const auto r = test::run_cli(flags + run);
     EXPECT_NE(r.status, 0) << flags;
     EXPECT_NE(r.err.find(named), std::string::npos) << flags << ": " << r.err;
@@ -299,6 +307,36 @@ TEST(BeamSearch, DoesNotStopWhenTheTopBeamEndsButALongerOneCanStillWin) {
   auto raw = beam_search(model, src, opts(2, 1, 0.0));
   EXPECT_EQ(raw[0][0].tokens, Tokens({kA}));
   EXPECT_NEAR(raw[0][0].log_prob, short_lp, 1e-12);
+}
+
+// --early-stopping beam (fairseq's rule) stops as soon as beam_size hypotheses finished: at
+// step 2 "a EOS" and "b EOS" are both among the 2K candidates, so the search ends there with
+// "a" (score log 0.495 / 2), where the exact rule above goes on to find "a a" (log 0.401 / 3).
+TEST(BeamSearch, EarlyStoppingBeamEndsOnceBeamSizeHypothesesFinished) {
+  const std::map<Tokens, Dist> table = {{{}, {{kA, 0.9}, {kB, 0.1}}},
+                                        {{kA}, {{kEosId, 0.55}, {kA, 0.45}}},
+                                        {{kA, kA}, {{kEosId, 0.99}, {kA, 0.005}, {kB, 0.005}}}};
+  const Dist fallback = {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}};
+  TableDecoder exact_model(table, fallback), early_model(table, fallback);
+  auto o = opts(2, 1, 1.0);
+  const auto exact = beam_search(exact_model, one_source(), o);
+  o.early_stopping = EarlyStopping::kBeam;
+  const auto early = beam_search(early_model, one_source(), o);
+  EXPECT_EQ(exact[0][0].tokens, Tokens({kA, kA}));
+  EXPECT_EQ(exact_model.rows_per_call.size(), 3u);
+  ASSERT_EQ(early[0].size(), 1u);
+  EXPECT_EQ(early[0][0].tokens, Tokens({kA}));
+  EXPECT_NEAR(early[0][0].score, (flog(0.9) + flog(0.55)) / 2.0, 1e-12);
+  EXPECT_EQ(early_model.rows_per_call, std::vector<int64_t>({2, 2}));
+  // One finished hypothesis is not enough: with beam 3 the search goes on until three have.
+  TableDecoder wide_model(table, fallback);
+  const auto wide = beam_search(wide_model, one_source(), opts(3, 1, 1.0));
+  o.beam_size = 3;
+  TableDecoder wide_early_model(table, fallback);
+  const auto wide_early = beam_search(wide_early_model, one_source(), o);
+  EXPECT_GT(wide_early_model.rows_per_call.size(), 2u);
+  EXPECT_LE(wide_early_model.rows_per_call.size(), wide_model.rows_per_call.size());
+  EXPECT_EQ(wide_early[0][0].tokens, wide[0][0].tokens);  // "a a EOS" finished by step 3
 }
 
 // The stopping bound must look ahead to the maximum length, not only to the next step:

@@ -26,6 +26,11 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
        "0 allows them)")
       ("no-repeat-ngram-size", po::value<int64_t>()->default_value(d.no_repeat_ngram_size),
        "forbid any n-gram of this size from appearing twice in one output, as fairseq (0 = off)")
+      ("early-stopping", po::value<std::string>()->default_value("never"),
+       "when beam search ends a sentence before the longest output. never: only when no live hypothesis can "
+       "still beat the best finished one after length normalisation (exact); beam: as soon as --beam-size "
+       "hypotheses finished (fairseq's rule, Hugging Face's early_stopping=True): fewer steps, a result that "
+       "can score lower")
       ("batch-size", po::value<int64_t>()->default_value(32), "sentences decoded together");
   if (with_n_best)
     desc.add_options()("n-best", po::value<int64_t>()->default_value(d.n_best),
@@ -46,6 +51,7 @@ SearchOptions search_options(const po::variables_map& vm) {
   o.max_length = vm["max-length"].as<int64_t>();
   o.min_length = vm["min-length"].as<int64_t>();
   o.no_repeat_ngram_size = vm["no-repeat-ngram-size"].as<int64_t>();
+  o.early_stopping = parse_early_stopping(vm["early-stopping"].as<std::string>());
   if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
   validate_search_options(o);
   if (vm["batch-size"].as<int64_t>() < 1) throw UserError("--batch-size: must be at least 1");
