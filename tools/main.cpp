@@ -51,9 +51,10 @@ bool prepare_environment(char** argv) {
 void configure_threads() {
   int n = static_cast<int>(std::thread::hardware_concurrency());
   if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) n /= std::max(1, std::atoi(local));
-  if (const char* env = std::getenv("NLPZOO_THREADS")) n = std::max(1, std::atoi(env));
-  torch::set_num_threads(std::max(1, n));
-  nlpzoo::set_blas_threads(std::max(1, n));
+  if (const char* env = std::getenv("NLPZOO_THREADS")) n = std::atoi(env);
+  n = std::max(1, n);
+  torch::set_num_threads(n);
+  nlpzoo::set_blas_threads(n);
 }
 
 void print_usage() {
