@@ -99,6 +99,21 @@ TEST(BlasCore, TheEnvironmentDecides) {
   EXPECT_EQ(ignored.core, "");
   EXPECT_NE(ignored.message.find("OPENBLAS_CORETYPE=Haswell"), std::string::npos) << ignored.message;
   EXPECT_EQ(decide_blas_core("Haswell", avx512(), "haswell", "Haswell").message, "");  // they agree: silent
+  // An environment core narrower than the CPU is kept, but said, with what to do about it.
+  const auto narrow = decide_blas_core("Haswell", avx512(), "Haswell", nullptr);
+  EXPECT_EQ(narrow.core, "");
+  EXPECT_NE(narrow.message.find("OPENBLAS_CORETYPE=Haswell from the environment runs AVX2 kernels on a CPU with "
+                                "AVX-512"),
+            std::string::npos)
+      << narrow.message;
+  EXPECT_NE(narrow.message.find("let nlpzoo choose an AVX-512 core"), std::string::npos) << narrow.message;
+  EXPECT_NE(decide_blas_core("Haswell", avx2_fma(), "Prescott", "auto").message.find("SSE kernels on a CPU with AVX2"),
+            std::string::npos);
+  EXPECT_EQ(decide_blas_core("SkylakeX", avx512(), "Cooperlake", nullptr).message, "");  // as wide: silent
+  EXPECT_EQ(decide_blas_core("Haswell", avx2_fma(), "Zen", nullptr).message, "");
+  EXPECT_EQ(decide_blas_core("Haswell", avx512(), "NoSuchCore", nullptr).message, "");  // unknown: left alone
+  EXPECT_EQ(decide_blas_core("Haswell", avx512(), "Prescott", "keep").message, "");    // keep silences it
+  EXPECT_EQ(decide_blas_core("", avx512(), "Prescott", nullptr).message, "");          // not OpenBLAS
   // keep: OpenBLAS's choice, silently.
   const auto keep = decide_blas_core("Prescott", avx512(), nullptr, "keep");
   EXPECT_EQ(keep.core, "");
@@ -205,6 +220,16 @@ TEST(BlasCore, CliReportsAndHonoursTheEnvironment) {
   ASSERT_EQ(forced.status, 0) << forced.err;
   EXPECT_NE(forced.out.find("core Prescott (OPENBLAS_CORETYPE=Prescott from the environment)"), std::string::npos)
       << forced.out;
+  // Said once, though the process re-executes itself (OMP_WAIT_POLICY unset here).
+  if (cpu_features().avx) {
+    const auto forced_fresh = test::run_command("env -u OMP_WAIT_POLICY -u NLPZOO_BLAS_CORE_NOTED OPENBLAS_CORETYPE=Prescott " +
+                                                test::shell_quote(NLPZOO_CLI) + " bench matmul --size 64 --repeat 1");
+    ASSERT_EQ(forced_fresh.status, 0) << forced_fresh.err;
+    const std::string note = "note: OPENBLAS_CORETYPE=Prescott from the environment";
+    const auto first = forced_fresh.err.find(note);
+    ASSERT_NE(first, std::string::npos) << forced_fresh.err;
+    EXPECT_EQ(forced_fresh.err.find(note, first + 1), std::string::npos) << forced_fresh.err;
+  }
   const auto keep = test::run_command("env -u OPENBLAS_CORETYPE NLPZOO_BLAS_CORE=keep " +
                                       test::shell_quote(NLPZOO_CLI) + " bench matmul --size 64 --repeat 1");
   ASSERT_EQ(keep.status, 0) << keep.err;

@@ -52,6 +52,7 @@ const char* const kLevelName[] = {"SSE", "AVX", "AVX2", "AVX-512"};
 // Set by choose_blas_core for the re-executed process: OpenBLAS's own choice, which
 // confirm_blas_core restores if the chosen core fails the self-check.
 constexpr const char* kReplacedVar = "NLPZOO_BLAS_CORE_REPLACED";
+constexpr const char* kNotedVar = "NLPZOO_BLAS_CORE_NOTED";
 std::string g_replaced;  // in the re-executed process: the core nlpzoo's choice replaced
 
 using CoreNameFn = char* (*)();
@@ -88,6 +89,15 @@ BlasCoreDecision decide_blas_core(const std::string& openblas_core, const CpuFea
     if (named != nullptr && strcasecmp(openblas_coretype, named->name) != 0)
       return {"", std::string("nlpzoo: NLPZOO_BLAS_CORE=") + mode + " ignored: OPENBLAS_CORETYPE=" + openblas_coretype +
                       " is set in the environment"};
+    // Kept, but said: a shell that exports an old core (this project's machines set Haswell on
+    // an AVX-512 CPU) slows every matrix product without a sign (bench matmul --compare on a
+    // 2-core AMD EPYC: Haswell 195 GFLOP/s, OpenBLAS's own Cooperlake 339).
+    const int set = blas_core_level(openblas_coretype), can = cpu_level(cpu);
+    if (named == nullptr && set >= 0 && set < can)
+      return {"", std::string("nlpzoo: note: OPENBLAS_CORETYPE=") + openblas_coretype + " from the environment runs " +
+                      kLevelName[set] + " kernels on a CPU with " + kLevelName[can] +
+                      "; matrix products may be far below the machine (nlpzoo bench matmul --compare). Unset it to "
+                      "let nlpzoo choose an " + kLevelName[can] + " core, or set NLPZOO_BLAS_CORE=keep to silence this"};
     return {};
   }
   if (named != nullptr) {
@@ -196,8 +206,14 @@ bool choose_blas_core() {
   const std::string own_choice = call_openblas("openblas_get_corename");
   const auto decision =
       decide_blas_core(own_choice, cpu_features(), std::getenv("OPENBLAS_CORETYPE"), std::getenv("NLPZOO_BLAS_CORE"));
-  if (!decision.message.empty()) std::cerr << decision.message << std::endl;
-  if (decision.core.empty()) return false;
+  // A message that changes nothing is said once: not again by the re-executed process or by
+  // the processes it starts (data-parallel workers, bench children).
+  const bool said = decision.core.empty() && std::getenv(kNotedVar) != nullptr;
+  if (!decision.message.empty() && !said) std::cerr << decision.message << std::endl;
+  if (decision.core.empty()) {
+    if (!decision.message.empty()) setenv(kNotedVar, "1", 1);
+    return false;
+  }
   setenv(kReplacedVar, own_choice.c_str(), 1);
   setenv("OPENBLAS_CORETYPE", decision.core.c_str(), 1);
   return true;
