@@ -52,6 +52,8 @@ const char* const kLevelName[] = {"SSE", "AVX", "AVX2", "AVX-512"};
 // Set by choose_blas_core for the re-executed process: OpenBLAS's own choice, which
 // confirm_blas_core restores if the chosen core fails the self-check.
 constexpr const char* kReplacedVar = "NLPZOO_BLAS_CORE_REPLACED";
+// Set once a message that changes nothing (a note, an ignored NLPZOO_BLAS_CORE) was printed, so
+// the re-executed process and the processes it starts (data-parallel workers) do not repeat it.
 constexpr const char* kNotedVar = "NLPZOO_BLAS_CORE_NOTED";
 std::string g_replaced;  // in the re-executed process: the core nlpzoo's choice replaced
 
@@ -206,14 +208,14 @@ bool choose_blas_core() {
   const std::string own_choice = call_openblas("openblas_get_corename");
   const auto decision =
       decide_blas_core(own_choice, cpu_features(), std::getenv("OPENBLAS_CORETYPE"), std::getenv("NLPZOO_BLAS_CORE"));
-  // A message that changes nothing is said once: not again by the re-executed process or by
-  // the processes it starts (data-parallel workers, bench children).
-  const bool said = decision.core.empty() && std::getenv(kNotedVar) != nullptr;
-  if (!decision.message.empty() && !said) std::cerr << decision.message << std::endl;
   if (decision.core.empty()) {
-    if (!decision.message.empty()) setenv(kNotedVar, "1", 1);
+    if (!decision.message.empty() && std::getenv(kNotedVar) == nullptr) {
+      std::cerr << decision.message << std::endl;
+      setenv(kNotedVar, "1", 1);
+    }
     return false;
   }
+  std::cerr << decision.message << std::endl;
   setenv(kReplacedVar, own_choice.c_str(), 1);
   setenv("OPENBLAS_CORETYPE", decision.core.c_str(), 1);
   return true;
