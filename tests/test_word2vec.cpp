@@ -6,7 +6,12 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -17,6 +22,7 @@
 #include "datasets/io.h"
 #include "datasets/subwords.h"
 #include "datasets/word2vec_corpus.h"
+#include "models/embeddings/parallel_chunks.h"
 #include "models/embeddings/word2vec.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
@@ -111,6 +117,43 @@ TEST(Word2VecSubsampling, KeepProbabilityByHand) {
   EXPECT_DOUBLE_EQ(keep_probability(1000, 1'000'000, 1e-3), 1.0);          // (1 + 1) * 1 = 2, capped
   EXPECT_DOUBLE_EQ(keep_probability(10, 1'000'000, 1e-3), 1.0);
   EXPECT_DOUBLE_EQ(keep_probability(900'000, 1'000'000, 0.0), 1.0);        // sample 0: no subsampling
+}
+
+// The Hogwild kernels' threads. at::parallel_for runs serially in a file compiled without OpenMP,
+// which kept word2vec's and GloVe's kernels on one thread whatever NLPZOO_THREADS said: two
+// chunks must run on two threads at once.
+TEST(ParallelChunks, EachChunkRunsOnItsOwnThread) {
+  const int previous = torch::get_num_threads();
+  torch::set_num_threads(2);
+  std::mutex m;
+  std::set<std::thread::id> threads;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> calls;
+  std::vector<int> visits(11, 0);
+  parallel_chunks(11, 2, [&](int64_t c, int64_t begin, int64_t end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lock(m);
+    threads.insert(std::this_thread::get_id());
+    calls.emplace_back(c, begin, end);
+    for (int64_t i = begin; i < end; ++i) ++visits[i];
+  });
+  torch::set_num_threads(previous);
+  EXPECT_EQ(threads.size(), 2u);
+  std::sort(calls.begin(), calls.end());
+  EXPECT_EQ(calls, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 0, 6}, {1, 6, 11}}));
+  EXPECT_EQ(visits, std::vector<int>(11, 1));
+
+  // One thread, or fewer items than threads: whole chunks on fewer calls; nothing for n = 0.
+  calls.clear();
+  parallel_chunks(5, 1, [&](int64_t c, int64_t begin, int64_t end) { calls.emplace_back(c, begin, end); });
+  EXPECT_EQ(calls, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 0, 5}}));
+  int none = 0;
+  parallel_chunks(0, 2, [&](int64_t, int64_t, int64_t) { ++none; });
+  EXPECT_EQ(none, 0);
+  // An exception in a chunk reaches the caller.
+  EXPECT_THROW(parallel_chunks(4, 2, [](int64_t c, int64_t, int64_t) {
+                 if (c == 1) throw std::runtime_error("chunk 1");
+               }),
+               std::runtime_error);
 }
 
 TEST(Word2VecNoise, UnigramToTheThreeQuarters) {

@@ -1,13 +1,12 @@
 #include "models/embeddings/glove_sgd.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/embeddings/parallel_chunks.h"
 #include "models/embeddings/row_ops.h"
 
 namespace nlpzoo {
@@ -93,15 +92,9 @@ double glove_adagrad(GloveImpl& model, const torch::Tensor& rows, const torch::T
     return loss;
   };
 
-  const int64_t n_threads = std::max<int64_t>(1, std::min(threads, n));
-  if (n_threads == 1) return run(0, n);
-  // Exactly n_threads contiguous chunks whatever at::parallel_for's own split; each chunk's loss
-  // in its own slot, summed in order.
-  std::vector<double> losses(n_threads, 0.0);
-  const int64_t per = (n + n_threads - 1) / n_threads;
-  at::parallel_for(0, n_threads, 1, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) losses[t] = run(std::min(n, t * per), std::min(n, (t + 1) * per));
-  });
+  // Each chunk's loss in its own slot, summed in order.
+  std::vector<double> losses(std::max<int64_t>(1, std::min(threads, n)), 0.0);
+  parallel_chunks(n, threads, [&](int64_t c, int64_t begin, int64_t end) { losses[c] = run(begin, end); });
   double total = 0;
   for (double l : losses) total += l;
   return total;

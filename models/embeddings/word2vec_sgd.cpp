@@ -1,34 +1,54 @@
 #include "models/embeddings/word2vec_sgd.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "models/embeddings/parallel_chunks.h"
 #include "models/embeddings/row_ops.h"
 
 namespace nlpzoo {
 
 namespace {
 
-// One binary logistic term: updates theta and e (not with lr 0), returns -log σ(±f) (+ for
-// label 1). σ and log σ share one exp; log σ(x) = -log1p(exp(-x)) is exact where log(σ(x))
-// underflows.
-inline double logistic_step(float* theta, const float* h, float* e, int64_t d, bool label, float lr) {
+// Σ -log σ(z) over a chunk's terms without a log per term (a log1p per term took 10% of a
+// training run): -log σ(z) = log(1 + e^-|z|) + max(-z, 0), and Σ log(1 + a) = log Π (1 + a) with
+// every factor in (1, 2], renormalised by frexp every 64 factors (so below 2^64, far inside
+// double's range).
+class LogisticLossSum {
+ public:
+  void add(float e_minus_abs_z, float z) {
+    product_ *= 1.0 + static_cast<double>(e_minus_abs_z);
+    if (z < 0) linear_ -= z;
+    if (++pending_ == 64) {
+      int e = 0;
+      product_ = std::frexp(product_, &e);
+      exponent_ += e;
+      pending_ = 0;
+    }
+  }
+  double value() const { return std::log(product_) + static_cast<double>(exponent_) * std::log(2.0) + linear_; }
+
+ private:
+  double product_ = 1, linear_ = 0;
+  int64_t exponent_ = 0;
+  int pending_ = 0;
+};
+
+// One binary logistic term: adds its loss -log σ(±f) (+ for label 1) to `loss` and updates theta
+// and e (not with lr 0). σ and the loss share one exp.
+inline void logistic_step(float* theta, const float* h, float* e, int64_t d, bool label, float lr, LogisticLossSum& loss) {
   const float f = row_dot(theta, h, d);
   const float z = label ? f : -f;                  // the loss is -log σ(z)
   const float ez = std::exp(-std::fabs(z));
-  const float loss = std::log1p(ez) + (z < 0 ? -z : 0.0f);
+  loss.add(ez, z);
+  if (lr == 0) return;
   const float sigma_f = f >= 0 ? 1.0f / (1.0f + ez) : ez / (1.0f + ez);
-  if (lr == 0) return loss;
   const float g = lr * ((label ? 1.0f : 0.0f) - sigma_f);
   row_axpy(g, theta, e, d);
   row_axpy(g, h, theta, d);
-  return loss;
 }
 
 void check_ids(const torch::Tensor& t, int64_t rows, const char* name, const char* table) {
@@ -106,11 +126,9 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
   const float* signs = hs ? path_signs.data_ptr<float>() : nullptr;
   const float rate = static_cast<float>(lr);
 
-  double total = 0;
-  std::mutex total_mutex;
   auto chunk = [&](int64_t begin, int64_t end) {
     std::vector<float> h(D), e(D);
-    double loss = 0;
+    LogisticLossSum loss;
     for (int64_t b = begin; b < end; ++b) {
       const int64_t first = bags ? off[b] : b, last = bags ? (b + 1 < B ? off[b + 1] : M) : b + 1;
       std::fill(h.begin(), h.end(), 0.0f);
@@ -122,33 +140,26 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
       }
       const int64_t w = tgt[b];
       if (ns) {
-        loss += logistic_step(out + w * D, h.data(), e.data(), D, true, rate);
+        logistic_step(out + w * D, h.data(), e.data(), D, true, rate, loss);
         for (int64_t k = 0; k < K; ++k) {
           const int64_t n = neg[b * K + k];
-          if (n != w) loss += logistic_step(out + n * D, h.data(), e.data(), D, false, rate);
+          if (n != w) logistic_step(out + n * D, h.data(), e.data(), D, false, rate, loss);
         }
       } else {
         // The path ends where the sign is 0 (padding).
         for (int64_t j = 0; j < L && signs[w * L + j] != 0; ++j)
-          loss += logistic_step(out + nodes[w * L + j] * D, h.data(), e.data(), D, signs[w * L + j] > 0, rate);
+          logistic_step(out + nodes[w * L + j] * D, h.data(), e.data(), D, signs[w * L + j] > 0, rate, loss);
       }
       if (rate != 0)
         for (int64_t r = first; r < last; ++r) row_axpy(1.0f, e.data(), in + inp[r] * D, D);
     }
-    std::lock_guard<std::mutex> lock(total_mutex);
-    total += loss;
+    return loss.value();
   };
-  if (B == 0) return 0.0;
-  const int64_t n_threads = std::max<int64_t>(1, std::min(threads, B));
-  if (n_threads == 1) {
-    chunk(0, B);
-  } else {
-    // Exactly n_threads contiguous chunks, whatever at::parallel_for's own thread count.
-    const int64_t per = (B + n_threads - 1) / n_threads;
-    at::parallel_for(0, n_threads, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) chunk(t * per, std::min(B, (t + 1) * per));
-    });
-  }
+  // Each chunk's loss in its own slot, summed in order.
+  std::vector<double> losses(std::max<int64_t>(1, std::min(threads, B)), 0.0);
+  parallel_chunks(B, threads, [&](int64_t c, int64_t begin, int64_t end) { losses[c] = chunk(begin, end); });
+  double total = 0;
+  for (double l : losses) total += l;
   return total;
 }
 

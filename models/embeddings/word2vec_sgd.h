@@ -26,7 +26,7 @@
 // word2vec.h (up to float rounding and the sequential θ updates when a row repeats within an
 // example, e.g. a noise word drawn twice).
 //
-// Threads: the examples are cut into contiguous chunks, one per thread (at::parallel_for); the
+// Threads: the examples are cut into contiguous chunks, one per thread (parallel_chunks.h); the
 // threads read and write the shared rows without locks. Races lose or mix an update now and then,
 // which SGD tolerates (Hogwild); with one thread the result is deterministic.
 #include <torch/torch.h>
