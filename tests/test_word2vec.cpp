@@ -166,19 +166,20 @@ TEST(Word2VecNoise, UnigramToTheThreeQuarters) {
   auto uniform = noise_distribution({81, 16, 1}, 0.0);
   EXPECT_NEAR(uniform[2].item<double>(), 1.0 / 3, 1e-12);
 
-  // The table gives each word its share of slots (to within a slot or two).
-  NoiseSampler sampler({81, 16, 1}, 0.75, 3600);
-  std::vector<int64_t> slots(3, 0);
-  for (int32_t w : sampler.table()) ++slots.at(w);
-  EXPECT_NEAR(slots[0], 2700, 2);
-  EXPECT_NEAR(slots[1], 800, 2);
-  EXPECT_NEAR(slots[2], 100, 2);
-  // Draws follow the table; the same generator state gives the same draws.
+  // The alias cells give each word its P_n (to the 2^-32 of a cell's split), here and on a
+  // Zipf-shaped vocabulary of 1000 words.
+  NoiseSampler sampler({81, 16, 1}, 0.75);
+  EXPECT_TRUE(torch::allclose(sampler.probabilities(), p, 0, 1e-9)) << sampler.probabilities();
+  std::vector<int64_t> zipf;
+  for (int64_t r = 1; r <= 1000; ++r) zipf.push_back(100000 / r);
+  EXPECT_TRUE(torch::allclose(NoiseSampler(zipf).probabilities(), noise_distribution(zipf), 0, 1e-9));
+  // Draws follow P_n; the same generator state gives the same draws.
   std::mt19937_64 a(5), b(5);
   auto draws = sampler.sample(20000, 3, a);
   EXPECT_EQ(draws.sizes(), (std::vector<int64_t>{20000, 3}));
   EXPECT_TRUE(torch::equal(draws, sampler.sample(20000, 3, b)));
   EXPECT_NEAR(draws.eq(1).to(torch::kDouble).mean().item<double>(), 8.0 / 36, 0.01);
+  EXPECT_NEAR(draws.eq(2).to(torch::kDouble).mean().item<double>(), 1.0 / 36, 0.003);
   EXPECT_THROW(noise_distribution({}), std::invalid_argument);
 }
 
@@ -192,7 +193,7 @@ torch::Tensor one_hidden() { return torch::tensor({{1.0, 2.0}}, torch::kDouble);
 }  // namespace
 
 TEST(Word2VecObjectives, NegativeSamplingByHand) {
-  NegativeSamplingObjectiveImpl ns(4, 2, /*sparse=*/false, 2, NoiseSampler({4, 3, 2, 1}, 0.75, 100));
+  NegativeSamplingObjectiveImpl ns(4, 2, /*sparse=*/false, 2, NoiseSampler({4, 3, 2, 1}));
   ns.to(torch::kDouble);
   torch::NoGradGuard no_grad;
   ns.output_vectors->weight.copy_(torch::tensor({{0.5, 0.0}, {0.0, -1.0}, {1.0, 1.0}, {-0.5, 0.25}}, torch::kDouble));
@@ -316,8 +317,8 @@ TEST(Word2VecObjectives, GradientsMatchFiniteDifferences) {
   const std::vector<int64_t> counts = {9, 7, 5, 4, 2, 1};
   {
     SCOPED_TRACE("ns");
-    NegativeSamplingObjectiveImpl dense(6, 3, false, 3, NoiseSampler(counts, 0.75, 100));
-    NegativeSamplingObjectiveImpl sparse(6, 3, true, 3, NoiseSampler(counts, 0.75, 100));
+    NegativeSamplingObjectiveImpl dense(6, 3, false, 3, NoiseSampler(counts));
+    NegativeSamplingObjectiveImpl sparse(6, 3, true, 3, NoiseSampler(counts));
     check_gradients(dense, targets, negatives, &sparse);
   }
   {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 #include <stdexcept>
 
 #include "models/enum_names.h"
@@ -94,29 +96,58 @@ torch::Tensor noise_distribution(const std::vector<int64_t>& counts, double powe
   return torch::tensor(p, torch::kDouble);
 }
 
-NoiseSampler::NoiseSampler(const std::vector<int64_t>& counts, double power, int64_t table_size) {
+NoiseSampler::NoiseSampler(const std::vector<int64_t>& counts, double power) {
   const auto p = noise_distribution(counts, power);
   const int64_t V = static_cast<int64_t>(counts.size());
-  if (table_size < V) throw std::invalid_argument("NoiseSampler: table_size must be at least the vocabulary size");
   const auto* pp = p.data_ptr<double>();
-  // word2vec.c's InitUnigramTable: walk the slots, moving to the next word when the share
-  // of slots filled passes the cumulative probability so far.
-  table_.resize(table_size);
-  int64_t i = 0;
-  double cumulative = pp[0];
-  for (int64_t a = 0; a < table_size; ++a) {
-    table_[a] = static_cast<int32_t>(i);
-    if (static_cast<double>(a) / table_size > cumulative && i + 1 < V) cumulative += pp[++i];
+  // Vose: scale to mean 1; pair each under-full cell with an over-full word that tops it up.
+  std::vector<double> q(V);
+  std::vector<int32_t> small, large;
+  for (int64_t c = 0; c < V; ++c) {
+    q[c] = pp[c] * static_cast<double>(V);
+    (q[c] < 1 ? small : large).push_back(static_cast<int32_t>(c));
   }
+  keep_.assign(V, UINT32_MAX);
+  alias_.resize(V);
+  std::iota(alias_.begin(), alias_.end(), 0);
+  while (!small.empty() && !large.empty()) {
+    const int32_t s = small.back(), l = large.back();
+    small.pop_back();
+    keep_[s] = static_cast<uint32_t>(std::min(q[s] * 0x1.0p32, static_cast<double>(UINT32_MAX)));
+    alias_[s] = l;
+    q[l] -= 1 - q[s];
+    if (q[l] < 1) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  // What is left is full up to rounding: it keeps its own word (alias itself).
 }
 
 torch::Tensor NoiseSampler::sample(int64_t n, int64_t k, std::mt19937_64& rng) const {
-  if (table_.empty()) throw std::logic_error("NoiseSampler::sample on an empty sampler");
+  if (keep_.empty()) throw std::logic_error("NoiseSampler::sample on an empty sampler");
   auto out = torch::empty({n, k}, torch::kLong);
   auto* o = out.data_ptr<int64_t>();
-  const uint64_t size = table_.size();
-  for (int64_t i = 0; i < n * k; ++i) o[i] = table_[rng() % size];
+  const uint64_t V = keep_.size();
+  for (int64_t i = 0; i < n * k; ++i) {
+    const uint64_t r = rng();
+    // The high 32 bits pick the cell (multiply-shift: no division), the low 32 keep or alias.
+    const auto c = static_cast<int64_t>(((r >> 32) * V) >> 32);
+    o[i] = static_cast<uint32_t>(r) < keep_[c] ? c : alias_[c];
+  }
   return out;
+}
+
+torch::Tensor NoiseSampler::probabilities() const {
+  const int64_t V = static_cast<int64_t>(keep_.size());
+  auto p = torch::zeros({V}, torch::kDouble);
+  auto* pp = p.data_ptr<double>();
+  for (int64_t c = 0; c < V; ++c) {
+    const double kept = alias_[c] == c ? 1.0 : keep_[c] * 0x1.0p-32;
+    pp[c] += kept / static_cast<double>(V);
+    pp[alias_[c]] += (1 - kept) / static_cast<double>(V);
+  }
+  return p;
 }
 
 // ---- objectives ----
@@ -133,7 +164,7 @@ torch::Tensor SoftmaxObjectiveImpl::loss(const torch::Tensor& hidden, const torc
 
 NegativeSamplingObjectiveImpl::NegativeSamplingObjectiveImpl(int64_t vocab_size, int64_t dim, bool sparse,
                                                              int64_t negative, NoiseSampler sampler)
-    : negative_(negative), sampler_(std::move(sampler)) {
+    : negative_(negative), sampler_(std::move(sampler)), noise_probabilities_(sampler_.probabilities()) {
   output_vectors = register_module("output_vectors", make_vectors(vocab_size, dim, sparse));
 }
 
@@ -141,12 +172,9 @@ torch::Tensor NegativeSamplingObjectiveImpl::loss(const torch::Tensor& hidden, c
                                                   const torch::Tensor& negatives) {
   auto noise = negatives;
   if (!noise.defined()) {
-    const auto& table = sampler_.table();
-    auto slots = torch::randint(static_cast<int64_t>(table.size()), {targets.size(0), negative_}, torch::kLong);
-    noise = torch::from_blob(const_cast<int32_t*>(table.data()), {static_cast<int64_t>(table.size())}, torch::kInt)
-                .index_select(0, slots.view(-1))
+    // LibTorch's own draw from P_n, on its global generator (this path is the reference, not the hot one).
+    noise = torch::multinomial(noise_probabilities_, targets.size(0) * negative_, /*replacement=*/true)
                 .view({targets.size(0), negative_})
-                .to(torch::kLong)
                 .to(targets.device());
   }
   auto ids = torch::cat({targets.unsqueeze(1), noise}, 1);  // [N, 1+K]
@@ -215,7 +243,7 @@ Word2VecImpl::Word2VecImpl(const Word2VecOptions& o, const std::vector<int64_t>&
       if (o.negative() < 1) throw std::invalid_argument("word2vec: negative sampling needs negative >= 1");
       objective = std::make_shared<NegativeSamplingObjectiveImpl>(
           o.vocab_size(), o.dim(), o.sparse(), o.negative(),
-          NoiseSampler(counts, o.ns_exponent(), std::max<int64_t>(o.vocab_size(), 10'000'000)));
+          NoiseSampler(counts, o.ns_exponent()));
       break;
     case Word2VecObjective::kHierarchicalSoftmax:
       objective = std::make_shared<HierarchicalSoftmaxObjectiveImpl>(counts, o.dim(), o.sparse(), o.hs_mean_node_gradient());

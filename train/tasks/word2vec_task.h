@@ -27,7 +27,7 @@
 //   2. dynamic windows: b ~ U{1..window} per centre word (for_each_window);
 //   3. Skip-Gram: every (centre, context) pair is an example; CBOW: every centre word with a
 //      non-empty context is one;
-//   4. negative sampling: `negative` noise words per example from the unigram^0.75 table.
+//   4. negative sampling: `negative` noise words per example from unigram^0.75 (NoiseSampler).
 // The validation loss is the same objective on the valid split, per valid word.
 //
 // Subwords (Bojanowski et al. 2017; fastText's -minn/-maxn/-bucket): with maxn > 0 the input
