@@ -11,14 +11,18 @@
 
 namespace nlpzoo {
 
-std::vector<std::string> read_lines(const std::string& path) {
+void for_each_line(const std::string& path, const std::function<void(std::string& line)>& fn) {
   require_file(path, "text file");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open for reading");
-  std::vector<std::string> lines;
   std::string line;
-  while (std::getline(in, line)) lines.push_back(std::move(line));
+  while (std::getline(in, line)) fn(line);
   if (in.bad()) throw UserError(path + ": read error");
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  for_each_line(path, [&](std::string& line) { lines.push_back(std::move(line)); });
   return lines;
 }
 

@@ -18,6 +18,10 @@ class UserError : public std::runtime_error {
 /// Throws UserError naming `path` when it is missing or unreadable.
 std::vector<std::string> read_lines(const std::string& path);
 
+/// Calls fn(line) for each line of `path` in order (read_lines' lines, one at a time: the file is
+/// never held whole). Throws UserError as read_lines; an exception from fn stops the reading.
+void for_each_line(const std::string& path, const std::function<void(std::string& line)>& fn);
+
 /// Reads a whole file as bytes. Throws UserError naming `path` when it cannot be read.
 std::string read_file(const std::string& path);
 

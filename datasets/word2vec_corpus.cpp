@@ -89,25 +89,35 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
-WordVocabulary count_words(const std::vector<std::string>& lines, int64_t min_count) {
-  // Views into `lines`: no copy of a word until it is kept.
-  std::unordered_map<std::string_view, int64_t> counts;
-  for (const auto& line : lines) for_each_word(line, [&](std::string_view w) { ++counts[w]; });
-  std::vector<std::pair<std::string_view, int64_t>> kept;
-  for (const auto& [w, c] : counts)
-    if (c >= min_count) kept.emplace_back(w, c);
+void WordCounter::add(const std::string& line) {
+  for_each_word(line, [&](std::string_view w) {
+    ++counts_[std::string(w)];
+    ++words_;
+  });
+}
+
+WordVocabulary WordCounter::vocabulary(int64_t min_count) const {
+  std::vector<std::pair<const std::string*, int64_t>> kept;
+  for (const auto& [w, c] : counts_)
+    if (c >= min_count) kept.emplace_back(&w, c);
   std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
+    return a.second != b.second ? a.second > b.second : *a.first < *b.first;
   });
   std::vector<std::string> words;
   std::vector<int64_t> cs;
   words.reserve(kept.size());
   cs.reserve(kept.size());
   for (const auto& [w, c] : kept) {
-    words.emplace_back(w);
+    words.push_back(*w);
     cs.push_back(c);
   }
   return WordVocabulary(std::move(words), std::move(cs));
+}
+
+WordVocabulary count_words(const std::vector<std::string>& lines, int64_t min_count) {
+  WordCounter counter;
+  for (const auto& line : lines) counter.add(line);
+  return counter.vocabulary(min_count);
 }
 
 double keep_probability(int64_t count, int64_t total, double sample) {

@@ -55,6 +55,20 @@ class WordVocabulary {
 /// The words of `line` (the word rule above).
 std::vector<std::string> split_words(const std::string& line);
 
+/// Counts the words of lines given one at a time, so a corpus need not be held whole to count it.
+class WordCounter {
+ public:
+  void add(const std::string& line);
+  /// Every word seen at least `min_count` times (min_count >= 1), ordered as WordVocabulary.
+  WordVocabulary vocabulary(int64_t min_count) const;
+  /// Words added so far, every occurrence (before min_count).
+  int64_t words() const { return words_; }
+
+ private:
+  std::unordered_map<std::string, int64_t> counts_;
+  int64_t words_ = 0;
+};
+
 /// The vocabulary of `lines`: every word seen at least `min_count` times (min_count >= 1).
 WordVocabulary count_words(const std::vector<std::string>& lines, int64_t min_count);
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "datasets/io.h"
+#include "datasets/word2vec_corpus.h"
 
 namespace fs = std::filesystem;
 
@@ -15,26 +16,31 @@ WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& conte
   const std::string path = context.data_dir + "/" + o.train_file;
   const std::string vocab_path = context.run_dir.empty() ? "" : context.run_dir + "/vocab.txt";
   const bool vocab_known = !restored_vocab.empty() || (context.resume && !vocab_path.empty() && fs::exists(vocab_path));
-  std::vector<std::string> train_lines, valid_lines;
-  int64_t num_lines = 0;
-  if (!context.splits.empty() || !vocab_known) {
+  // The file is streamed twice, never held whole (its text was ~60 MB of the English corpus's
+  // setup peak): once to count the train split's words, once to encode the splits.
+  if (!context.splits.empty() || !vocab_known)
     require_file(path, o.task + " corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
-    auto lines = read_lines(path);
-    num_lines = static_cast<int64_t>(lines.size());
-    for (int64_t i = 0; i < num_lines; ++i)
-      (held_out_line(i, o.valid_every) ? valid_lines : train_lines).push_back(std::move(lines[i]));
-  }
+  const auto split_of = [&](int64_t i) { return held_out_line(i, o.valid_every) ? Split::kValid : Split::kTrain; };
 
   WordCorpus corpus;
+  int64_t num_lines = 0, train_words = 0;
   if (!restored_vocab.empty()) {
     corpus.vocab = WordVocabulary::from_text(restored_vocab, "checkpoint artifact 'vocab.txt'");
   } else if (vocab_known) {
     corpus.vocab = WordVocabulary::from_text(read_file(vocab_path), vocab_path);
   } else {
-    corpus.vocab = count_words(train_lines, o.min_count);
+    WordCounter counter;
+    int64_t train_lines = 0;
+    for_each_line(path, [&](std::string& line) {
+      if (split_of(num_lines++) != Split::kTrain) return;
+      counter.add(line);
+      ++train_lines;
+    });
+    train_words = counter.words();
+    corpus.vocab = counter.vocabulary(o.min_count);
     if (corpus.vocab.size() == 0)
       throw UserError(path + ": no word occurs min_count=" + std::to_string(o.min_count) + " times in the " +
-                      std::to_string(train_lines.size()) + " training lines" +
+                      std::to_string(train_lines) + " training lines" +
                       (num_lines == 0 ? " (the file is empty)" : "; lower min_count or use a larger corpus"));
     if (!vocab_path.empty()) {
       fs::create_directories(context.run_dir);
@@ -43,9 +49,19 @@ WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& conte
   }
   if (corpus.vocab.size() == 0) throw UserError(o.task + ": the vocabulary is empty");
 
+  if (!context.splits.empty()) {
+    for (Split split : context.splits) corpus.lines[split];
+    // Known from the count: at most this many ids, reserved so that growing the vector does not
+    // hold two copies at once.
+    if (context.splits.count(Split::kTrain)) corpus.lines[Split::kTrain].ids.reserve(train_words);
+    num_lines = 0;
+    for_each_line(path, [&](std::string& line) {
+      auto it = corpus.lines.find(split_of(num_lines++));
+      if (it != corpus.lines.end()) it->second.add(line, corpus.vocab);
+    });
+  }
   for (Split split : context.splits) {
-    auto& lines = corpus.lines[split];
-    for (const auto& line : split == Split::kTrain ? train_lines : valid_lines) lines.add(line, corpus.vocab);
+    const auto& lines = corpus.lines[split];
     if (lines.ids.empty())
       throw UserError(path + ": the " + to_string(split) + " split (" +
                       (split == Split::kValid ? "line i with (i+1) % valid_every=" + std::to_string(o.valid_every) + " == 0"
