@@ -135,6 +135,7 @@ TEST(ParallelChunks, EachChunkRunsOnItsOwnThread) {
     threads.insert(std::this_thread::get_id());
     calls.emplace_back(c, begin, end);
     for (int64_t i = begin; i < end; ++i) ++visits[i];
+    return 0.0;
   });
   torch::set_num_threads(previous);
   EXPECT_EQ(threads.size(), 2u);
@@ -144,14 +145,18 @@ TEST(ParallelChunks, EachChunkRunsOnItsOwnThread) {
 
   // One thread, or fewer items than threads: whole chunks on fewer calls; nothing for n = 0.
   calls.clear();
-  parallel_chunks(5, 1, [&](int64_t c, int64_t begin, int64_t end) { calls.emplace_back(c, begin, end); });
+  parallel_chunks(5, 1, [&](int64_t c, int64_t begin, int64_t end) {
+    calls.emplace_back(c, begin, end);
+    return 0.0;
+  });
   EXPECT_EQ(calls, (std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 0, 5}}));
   int none = 0;
-  parallel_chunks(0, 2, [&](int64_t, int64_t, int64_t) { ++none; });
+  parallel_chunks(0, 2, [&](int64_t, int64_t, int64_t) { return static_cast<double>(++none); });
   EXPECT_EQ(none, 0);
   // An exception in a chunk reaches the caller.
   EXPECT_THROW(parallel_chunks(4, 2, [](int64_t c, int64_t, int64_t) {
                  if (c == 1) throw std::runtime_error("chunk 1");
+                 return 0.0;
                }),
                std::runtime_error);
 }

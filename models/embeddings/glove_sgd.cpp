@@ -92,12 +92,7 @@ double glove_adagrad(GloveImpl& model, const torch::Tensor& rows, const torch::T
     return loss;
   };
 
-  // Each chunk's loss in its own slot, summed in order.
-  std::vector<double> losses(std::max<int64_t>(1, std::min(threads, n)), 0.0);
-  parallel_chunks(n, threads, [&](int64_t c, int64_t begin, int64_t end) { losses[c] = run(begin, end); });
-  double total = 0;
-  for (double l : losses) total += l;
-  return total;
+  return parallel_chunks(n, threads, [&](int64_t, int64_t begin, int64_t end) { return run(begin, end); });
 }
 
 }  // namespace nlpzoo

@@ -155,12 +155,7 @@ double word2vec_sgd(torch::Tensor input_table, Word2VecObjectiveImpl& objective,
     }
     return loss.value();
   };
-  // Each chunk's loss in its own slot, summed in order.
-  std::vector<double> losses(std::max<int64_t>(1, std::min(threads, B)), 0.0);
-  parallel_chunks(B, threads, [&](int64_t c, int64_t begin, int64_t end) { losses[c] = chunk(begin, end); });
-  double total = 0;
-  for (double l : losses) total += l;
-  return total;
+  return parallel_chunks(B, threads, [&](int64_t, int64_t begin, int64_t end) { return chunk(begin, end); });
 }
 
 }  // namespace nlpzoo
