@@ -19,6 +19,7 @@
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/lr_schedule.h"
+#include "train/train_log.h"
 #include "train/trainer.h"
 
 using namespace nlpzoo;
@@ -654,5 +655,26 @@ TEST(TrainerParts, CheckpointRestoresCudaGenerators) {
   const auto first = torch::rand({8}, torch::Device(torch::kCUDA));
   load_checkpoint_weights(dir + "/c.pt", *model, nullptr, /*restore_rng=*/true);
   EXPECT_TRUE(torch::equal(first, torch::rand({8}, torch::Device(torch::kCUDA))));
+  fs::remove_all(dir);
+}
+
+// A run that never validated a finite loss (here: it diverged to NaN) has no best loss: the last
+// line printed the 1e300 sentinel in full, a 301-digit number.
+TEST(TrainLog, DoneSaysNoneWithoutAFiniteValidLoss) {
+  const auto dir = test::fresh_temp_dir("train_log_done");
+  TrainLog log((dir / "metrics.jsonl").string(), Task::TrainingProfile{}, /*gradients=*/true, /*log_interval=*/1);
+  testing::internal::CaptureStdout();
+  log.done(60, 1e300, "loss", 1e300, "runs/x");
+  log.done(4, 2.5, "loss", 2.5, "runs/x");
+  log.done(4, 1e300, "accuracy", -1e300, "runs/x");
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("done: 60 updates, best valid loss none, checkpoints in runs/x\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("done: 4 updates, best valid loss 2.500000 (ppl 12.182494), checkpoints in runs/x\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("done: 4 updates, best valid accuracy none (best_metric: it chose checkpoint_best.pt), best "
+                     "valid loss none, checkpoints in runs/x\n"),
+            std::string::npos)
+      << out;
   fs::remove_all(dir);
 }

@@ -21,6 +21,10 @@ void append_record(const std::string& path, const nlohmann::json& record) {
 
 double perplexity(double loss) { return std::exp(std::min(loss, 100.0)); }
 
+// A run that never validated a finite value (none yet, or a diverged loss) has nothing to call its best.
+bool has_best(double value) { return std::abs(value) < 1e300; }
+std::string best_or_none(double value) { return has_best(value) ? std::to_string(value) : std::string("none"); }
+
 void add_to(torch::Tensor& sum, const torch::Tensor& x) {
   auto value = x.detach().to(torch::kDouble);
   sum = sum.defined() ? sum + value : value;
@@ -113,15 +117,13 @@ void TrainLog::validation(int64_t step, int64_t epoch, double elapsed_s, double 
 void TrainLog::done(int64_t step, double best_loss, const std::string& best_metric, double best_value,
                     const std::string& run_dir) {
   if (path_.empty()) return;
-  // A run that never validated a finite value has nothing to call its best.
-  const std::string chosen =
-      best_metric == "loss" ? ""
-                            : ", best valid " + best_metric + " " +
-                                  (std::abs(best_value) < 1e300 ? std::to_string(best_value) : std::string("none")) +
-                                  " (best_metric: it chose checkpoint_best.pt)";
+  const std::string chosen = best_metric == "loss" ? ""
+                                                   : ", best valid " + best_metric + " " + best_or_none(best_value) +
+                                                         " (best_metric: it chose checkpoint_best.pt)";
   progress_.message("done: " + std::to_string(step) + " updates" + chosen + ", best valid loss " +
-                    std::to_string(best_loss) +
-                    (profile_.perplexity ? " (ppl " + std::to_string(perplexity(best_loss)) + ")" : "") +
+                    best_or_none(best_loss) +
+                    (profile_.perplexity && has_best(best_loss) ? " (ppl " + std::to_string(perplexity(best_loss)) + ")"
+                                                                : "") +
                     ", checkpoints in " + run_dir);
 }
 
