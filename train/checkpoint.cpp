@@ -10,6 +10,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "datasets/io.h"
 #include "train/checkpoint_v1.h"
@@ -153,7 +156,22 @@ std::vector<torch::Tensor> optimizer_params(const torch::optim::Optimizer& optim
   return params;
 }
 
-std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// A parameter's key in the optimizer's state: its TensorImpl's address, printed to a string in
+// LibTorch 1.x, the pointer itself in 2.x (whose c10::guts has no to_string).
+using OptimizerStateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+
+template <typename Key>
+Key impl_key(void* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream out;
+    out << impl;
+    return out.str();
+  } else {
+    return impl;
+  }
+}
+
+OptimizerStateKey state_key(const torch::Tensor& p) { return impl_key<OptimizerStateKey>(p.unsafeGetTensorImpl()); }
 
 // The file's form of a checkpoint, whichever version it came from.
 SafetensorsFile to_file(const CheckpointContents& c, Tensors tensors, int64_t num_optimizer_params) {

@@ -3,10 +3,10 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#ifdef USE_C10D_GLOO
+#ifdef NLPZOO_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
-#ifdef USE_C10D_NCCL
+#ifdef NLPZOO_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -21,12 +21,12 @@ namespace nlpzoo {
 
 namespace {
 
-#ifdef USE_C10D_GLOO
+#ifdef NLPZOO_GLOO
 constexpr bool kHaveGloo = true;
 #else
 constexpr bool kHaveGloo = false;
 #endif
-#ifdef USE_C10D_NCCL
+#ifdef NLPZOO_NCCL
 constexpr bool kHaveNccl = true;
 #else
 constexpr bool kHaveNccl = false;
@@ -139,7 +139,7 @@ DataParallelGroup::DataParallelGroup(c10::intrusive_ptr<c10d::Store> store, int 
   const auto timeout = milliseconds(timeout_s_);
   store_->setTimeout(timeout);
   try {
-#ifdef USE_C10D_GLOO
+#ifdef NLPZOO_GLOO
     if (backend_ == "gloo") {
       auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);
       // Which network Gloo uses: as torch.distributed, GLOO_SOCKET_IFNAME names an interface.
@@ -152,7 +152,7 @@ DataParallelGroup::DataParallelGroup(c10::intrusive_ptr<c10d::Store> store, int 
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, rank, world_size, gloo);
     }
 #endif
-#ifdef USE_C10D_NCCL
+#ifdef NLPZOO_NCCL
     if (backend_ == "nccl") {
       auto nccl = c10d::ProcessGroupNCCL::Options::create();
       nccl->timeout = timeout;

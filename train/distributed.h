@@ -14,6 +14,7 @@
 // failing that, the ranks that did not report in, instead of hanging.
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <functional>
 #include <memory>
@@ -23,6 +24,7 @@
 
 namespace c10d {
 class ProcessGroup;
+class Backend;
 }
 
 namespace nlpzoo {
@@ -98,7 +100,12 @@ class DataParallelGroup {
   void collective(std::vector<torch::Tensor>& tensors, const std::string& what, bool reduce);
 
   c10::intrusive_ptr<c10d::Store> store_;  // this group's keys, kept apart from the launcher's
+  // LibTorch 2 split the process group: ProcessGroupGloo and ProcessGroupNCCL became Backends.
+#if TORCH_VERSION_MAJOR >= 2
+  c10::intrusive_ptr<c10d::Backend> group_;
+#else
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
+#endif
   int rank_, world_size_;
   std::string backend_;
   double timeout_s_;

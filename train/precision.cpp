@@ -1,6 +1,7 @@
 #include "train/precision.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include "datasets/io.h"
 
@@ -30,35 +31,49 @@ Precision parse_precision(const std::string& name, const torch::Device& device, 
 
 std::string to_string(Precision precision) { return precision == Precision::kBf16 ? "bf16" : "fp32"; }
 
+namespace {
+
+// LibTorch 2.4 replaced the per-device autocast functions (is_enabled for CUDA, is_cpu_enabled,
+// ...) with ones that take the device type, and deprecated the old ones with a runtime warning.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool autocast_enabled(at::DeviceType type) { return at::autocast::is_autocast_enabled(type); }
+void set_autocast_enabled(at::DeviceType type, bool on) { at::autocast::set_autocast_enabled(type, on); }
+at::ScalarType autocast_dtype(at::DeviceType type) { return at::autocast::get_autocast_dtype(type); }
+void set_autocast_dtype(at::DeviceType type, at::ScalarType dtype) { at::autocast::set_autocast_dtype(type, dtype); }
+#else
+bool autocast_enabled(at::DeviceType type) {
+  return type == at::kCUDA ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+}
+void set_autocast_enabled(at::DeviceType type, bool on) {
+  type == at::kCUDA ? at::autocast::set_enabled(on) : at::autocast::set_cpu_enabled(on);
+}
+at::ScalarType autocast_dtype(at::DeviceType type) {
+  return type == at::kCUDA ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
+}
+void set_autocast_dtype(at::DeviceType type, at::ScalarType dtype) {
+  type == at::kCUDA ? at::autocast::set_autocast_gpu_dtype(dtype) : at::autocast::set_autocast_cpu_dtype(dtype);
+}
+#endif
+
+}  // namespace
+
 AutocastGuard::AutocastGuard(Precision precision, const torch::Device& device) {
   if (precision == Precision::kFp32) return;
   active_ = true;
-  cuda_ = device.is_cuda();
+  device_type_ = device.is_cuda() ? at::kCUDA : at::kCPU;
   // The same steps as torch.autocast.__enter__.
-  if (cuda_) {
-    was_enabled_ = at::autocast::is_enabled();
-    previous_dtype_ = at::autocast::get_autocast_gpu_dtype();
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-  } else {
-    was_enabled_ = at::autocast::is_cpu_enabled();
-    previous_dtype_ = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-  }
+  was_enabled_ = autocast_enabled(device_type_);
+  previous_dtype_ = autocast_dtype(device_type_);
+  set_autocast_dtype(device_type_, at::kBFloat16);
+  set_autocast_enabled(device_type_, true);
   at::autocast::increment_nesting();
 }
 
 AutocastGuard::~AutocastGuard() {
   if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cuda_) {
-    at::autocast::set_enabled(was_enabled_);
-    at::autocast::set_autocast_gpu_dtype(previous_dtype_);
-  } else {
-    at::autocast::set_cpu_enabled(was_enabled_);
-    at::autocast::set_autocast_cpu_dtype(previous_dtype_);
-  }
+  set_autocast_enabled(device_type_, was_enabled_);
+  set_autocast_dtype(device_type_, previous_dtype_);
 }
 
 }  // namespace nlpzoo

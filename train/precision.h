@@ -44,7 +44,8 @@ class AutocastGuard {
   AutocastGuard& operator=(const AutocastGuard&) = delete;
 
  private:
-  bool active_ = false, cuda_ = false, was_enabled_ = false;
+  bool active_ = false, was_enabled_ = false;
+  at::DeviceType device_type_ = at::kCPU;
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
