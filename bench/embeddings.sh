@@ -11,6 +11,11 @@
 # family), WordSim ρ, with the ratios ours/peer; writes OUT/table.txt.
 #   bench/embeddings.sh [--data DIR (default data/english)] [--config INI] [--epochs N (5)]
 #                       [--threads N (2)] [--seed N] [--out DIR] [--skip-fasttext] [--skip-gensim]
+#                       [--gensim-one-worker]
+# --gensim-one-worker adds a column "gensim1w": gensim again with one worker. In corpus_file mode
+# each gensim worker decays the rate by the share of the lines *it* has read, so with 2 workers
+# the rate falls only halfway each epoch; one worker follows the schedule the config asks for
+# (README, "Word2vec against gensim"): the like-for-like quality column for word2vec.
 # --seed N seeds every tool alike (ours' config seed, gensim's seed, fastText's -seed; default:
 # each one's own default; glove.c's run.sh takes no seed, so with a GloVe config it seeds ours
 # only); with 2 threads a tool's runs still vary a little, so compare seed means.
@@ -35,6 +40,7 @@ SEED=""
 OUT=""
 FASTTEXT=1
 GENSIM=1
+GENSIM_ONE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;
@@ -45,7 +51,8 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --skip-fasttext) FASTTEXT=0; shift ;;
     --skip-gensim) GENSIM=0; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --gensim-one-worker) GENSIM_ONE=1; shift ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -161,13 +168,20 @@ timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT
   --max_epochs "$EPOCHS" ${SEED:+--seed "$SEED"}
 evaluate ours --run-dir "$OUT/ours" --checkpoint last
 
+gensim() {  # name, workers
+  timed "$1" /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/$1" --sg "$SG" \
+    --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
+    --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$2" --minn "$MINN" --maxn "$MAXN" \
+    --bucket "$BUCKET" ${SEED:+--seed "$SEED"}
+  evaluate "$1" --vectors "$OUT/$1.bin"
+}
 if [ "$GENSIM" = 1 ]; then
   echo "== gensim $(/usr/bin/python3 -c 'import gensim; print(gensim.__version__)')"
-  timed gensim /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/gensim" --sg "$SG" \
-    --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
-    --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$THREADS" --minn "$MINN" --maxn "$MAXN" \
-    --bucket "$BUCKET" ${SEED:+--seed "$SEED"}
-  evaluate gensim --vectors "$OUT/gensim.bin"
+  gensim gensim "$THREADS"
+  if [ "$GENSIM_ONE" = 1 ]; then
+    echo "== gensim, one worker"
+    gensim gensim1w 1
+  fi
 fi
 
 if [ "$FASTTEXT" = 1 ]; then
@@ -184,7 +198,7 @@ import json, os, sys
 out, epochs = sys.argv[1], int(sys.argv[2])
 nan = float("nan")
 words = int(open(f"{out}/corpus_words.txt").read()) * epochs
-tools = [t for t in ("ours", "gensim", "fasttext") if os.path.exists(f"{out}/{t}.eval.json")]
+tools = [t for t in ("ours", "gensim", "gensim1w", "fasttext") if os.path.exists(f"{out}/{t}.eval.json")]
 def rss(t):
     for line in open(f"{out}/{t}.time"):
         if "Maximum resident set size" in line:
@@ -202,9 +216,10 @@ col = {}
 for t in tools:
     wall = float(open(f"{out}/{t}.wall").read())
     col[t] = dict(score(t), wall=wall, wps=words / wall, rss=rss(t))
-if "gensim" in col:
-    g = json.load(open(f"{out}/gensim.json"))
-    col["gensim"]["train_wps"] = g["raw_words"] / g["train_seconds"]
+for t in ("gensim", "gensim1w"):
+    if t in col:
+        g = json.load(open(f"{out}/{t}.json"))
+        col[t]["train_wps"] = g["raw_words"] / g["train_seconds"]
 if "ours" in col:
     m = [json.loads(l) for l in open(f"{out}/ours/metrics.jsonl")]
     el = [x["elapsed_s"] for x in m if "elapsed_s" in x]
