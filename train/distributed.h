@@ -20,12 +20,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace c10d {
 class ProcessGroup;
 class Backend;
-}
+}  // namespace c10d
 
 namespace nlpzoo {
 
@@ -101,11 +102,8 @@ class DataParallelGroup {
 
   c10::intrusive_ptr<c10d::Store> store_;  // this group's keys, kept apart from the launcher's
   // LibTorch 2 split the process group: ProcessGroupGloo and ProcessGroupNCCL became Backends.
-#if TORCH_VERSION_MAJOR >= 2
-  c10::intrusive_ptr<c10d::Backend> group_;
-#else
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
-#endif
+  using Collectives = std::conditional_t<TORCH_VERSION_MAJOR >= 2, c10d::Backend, c10d::ProcessGroup>;
+  c10::intrusive_ptr<Collectives> group_;
   int rank_, world_size_;
   std::string backend_;
   double timeout_s_;
