@@ -391,6 +391,29 @@ TEST_F(TokenizerTest, ModelsWithOtherSpecialIdsAreRejected) {
 
 // ---- nlpzoo tokenize, end to end ----
 
+// The shim is loaded with RTLD_DEEPBIND, so any symbol it exports comes first when
+// SentencePiece looks one up. It once exported the standard-library template instances GCC 13
+// emitted in it (std::ostream::_M_insert<long>), and SentencePiece's static initialisers called
+// the shim's copy and crashed (an Ubuntu 24.04 image, LibTorch 2.11). Only its C interface and
+// the two streams of iostreams.cpp may be exported.
+TEST(SentencePieceShim, ExportsOnlyItsInterface) {
+  // nm comes with binutils, which the compiler itself needs.
+  const auto shim = fs::read_symlink("/proc/self/exe").parent_path() / "libnlpzoo_spm.so";
+  ASSERT_TRUE(fs::exists(shim)) << shim;
+  const auto r = run_command("nm -D --defined-only " + shim.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> names, stray;
+  for (const auto& line : split_lines(r.out)) {
+    const auto name = line.substr(line.rfind(' ') + 1);
+    names.push_back(name);
+    if (name.rfind("nlpzoo_spm_", 0) != 0 && name != "_ZSt4cout" && name != "_ZSt4cerr")
+      stray.push_back(name);
+  }
+  EXPECT_TRUE(stray.empty()) << "exported beside the interface: " << testing::PrintToString(stray);
+  EXPECT_NE(std::find(names.begin(), names.end(), "nlpzoo_spm_load"), names.end()) << r.out;
+  EXPECT_NE(std::find(names.begin(), names.end(), "_ZSt4cerr"), names.end()) << r.out;
+}
+
 class RegressionTokenizeCli : public ::testing::Test {
  protected:
   void SetUp() override {
