@@ -19,8 +19,9 @@ ConfigSchema precision_schema() {
 
 Precision parse_precision(const std::string& name, const torch::Device& device, const CpuFeatures& cpu) {
   if (name == "fp32") return Precision::kFp32;
-  // auto stays fp32 on CUDA: whether a GPU computes bf16 natively (Ampere and later) is not
-  // checked here, and no GPU was available to measure it.
+  // auto stays fp32 on CUDA: on an H200 the zoo's Transformer (d_model 256) trained no faster
+  // in bf16 (62-72k against 72-77k target tokens/s); at these sizes a GPU waits on launches,
+  // not on arithmetic. Larger models can ask for bf16 by name.
   if (name == "auto") return device.is_cpu() && cpu.bf16() ? Precision::kBf16 : Precision::kFp32;
   if (name != "bf16") throw UserError("precision '" + name + "': expected fp32, bf16 or auto");
   if (device.is_cpu() && !cpu.bf16())
