@@ -29,6 +29,8 @@ class Translator {
   /// Translates each line. beam_size 1 runs greedy search (as fairseq's --beam 1), larger
   /// runs beam search. Sentences are grouped `batch_size` at a time in order of length,
   /// results come back in input order. An empty (or all-whitespace) line gives no hypotheses.
+  /// The first call sets glibc's M_MMAP_THRESHOLD (32 MiB) and M_TRIM_THRESHOLD (256 MiB) for
+  /// the process, unless the environment sets them: see translator.cpp.
   std::vector<Translation> translate(const std::vector<std::string>& lines, const SearchOptions& options,
                                      int64_t batch_size = 32) const;
 

@@ -32,9 +32,9 @@ AdditiveAttentionImpl::AdditiveAttentionImpl(int64_t query_dim, int64_t key_dim,
 torch::Tensor AdditiveAttentionImpl::project_keys(const torch::Tensor& keys) { return W_h(keys); }
 
 torch::Tensor AdditiveAttentionImpl::score(const torch::Tensor& queries, const torch::Tensor& projected) {
-  auto q = W_s(queries).unsqueeze(2);                          // [B, T, 1, A]
-  auto e = torch::tanh(q + projected.unsqueeze(1));           // [B, T, S, A]
-  return v(e).squeeze(-1);                                     // [B, T, S]
+  // In place: the largest tensor of a decoding step, made once instead of twice.
+  auto e = (W_s(queries).unsqueeze(2) + projected.unsqueeze(1)).tanh_();  // [B, T, S, A]
+  return v(e).squeeze(-1);                                                 // [B, T, S]
 }
 
 torch::Tensor DotAttentionImpl::score(const torch::Tensor& queries, const torch::Tensor& projected) {
