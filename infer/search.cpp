@@ -50,18 +50,19 @@ torch::Tensor long_tensor(const std::vector<int64_t>& values, const torch::Devic
   return torch::tensor(values, torch::kLong).to(device);
 }
 
-// The model's log-probs as float64 with PAD and BOS made impossible. float64 so that ranking
-// and the reported log_prob are the same sums, added in the same order.
-// The log-probs of step t (1-based: every live hypothesis has t - 1 tokens) in double, with
+// The log-probs of step t (1-based: every live hypothesis has t - 1 tokens) as `dtype`, with
 // the tokens that may not come next at -inf: PAD and BOS always, EOS while the hypothesis is
-// shorter than min_length.
-torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab, int64_t t, const SearchOptions& o) {
+// shorter than min_length. Beam search sums them in float64, so that ranking and the reported
+// log_prob are the same sums, added in the same order; greedy only takes each row's maximum,
+// which float64 would not change (the conversion is exact and keeps the order).
+torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab, int64_t t, const SearchOptions& o,
+                               torch::ScalarType dtype) {
   TORCH_CHECK(log_probs.dim() == 2 && log_probs.size(1) == vocab, "search: log_probs must be [N, ", vocab,
               "], got ", log_probs.sizes());
   std::vector<int64_t> ids = {kPadId, kBosId};
   if (t - 1 < o.min_length) ids.push_back(kEosId);
   auto banned = torch::tensor(ids, torch::TensorOptions().dtype(torch::kLong)).to(log_probs.device());
-  return log_probs.to(torch::kDouble).index_fill(1, banned, kNegInf);
+  return log_probs.to(dtype).index_fill(1, banned, kNegInf);
 }
 
 // The tokens that would complete an n-gram `tokens` already contains (n >= 1): every token
@@ -211,10 +212,10 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
       prefixes[r] = &toks;
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto usable = usable_log_probs(step.log_probs, vocab, t, options);
+    auto usable = usable_log_probs(step.log_probs, vocab, t, options, step.log_probs.scalar_type());
     block_repeated_ngrams(usable, prefixes, options);
     auto [best, arg] = usable.max(1);
-    best = best.to(torch::kCPU).contiguous();
+    best = best.to(torch::kCPU, torch::kDouble).contiguous();
     arg = arg.to(torch::kCPU).contiguous();
     auto attention = host_attention(step, options.keep_attention);
 
@@ -243,10 +244,16 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
         next_live.push_back(b);
       }
     }
-    // Gathered even when no row left: the copy is contiguous, and the recurrent kernels give
-    // the same numbers as beam search's (which always gathers) only on the same layout.
+    // The step's own tensors are gathered even when no row left: the copy is contiguous, and
+    // the recurrent kernels give the same numbers as beam search's (which always gathers) only
+    // on the same layout. The per-sentence ones (encoder states, attention keys, the
+    // Transformer's cross-attention keys and values: most of the bytes) are gathered after the
+    // first step, which makes them contiguous as beam search's are, and then only when a row
+    // left: re-copying them at every step took 10 MB a step at batch 64 on the GRU model.
+    const bool row_left = next_live.size() < live.size();
     live = std::move(next_live);
-    if (!live.empty()) state = step.state.index_select(long_tensor(keep_rows, device));
+    if (!live.empty())
+      state = step.state.index_select(long_tensor(keep_rows, device), /*reorder_per_sentence=*/row_left || t == 1);
   }
   return out;
 }
@@ -292,7 +299,7 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
       }
     }
     DecoderStep step = model.step(state, long_tensor(prev, device));
-    auto usable = usable_log_probs(step.log_probs, vocab, t, options);
+    auto usable = usable_log_probs(step.log_probs, vocab, t, options, torch::kDouble);
     block_repeated_ngrams(usable, prefixes, options);
     auto totals = usable + torch::tensor(beam_log_prob, torch::kDouble).to(device).unsqueeze(1);
     // K * V candidates per sentence; 2K of them always hold K non-EOS ones, since each
