@@ -18,7 +18,7 @@ namespace {
 // glibc serves a block above M_MMAP_THRESHOLD with its own mmap and hands the top of the heap
 // back once M_TRIM_THRESHOLD is free, so a tensor of a few MB made and freed at every step
 // (additive attention's [N, S, A] scores: 26 MB at beam 5, batch 64) comes back as fresh
-// pages each time: 2.09M page faults in 500 sentences of beam-5 decoding, 0.13M with these
+// pages each time: 2.09M page faults in 500 sentences of beam-5 decoding, 0.16M with these
 // settings, and 10-20% of the wall time. Blocks up to 32 MiB (glibc's ceiling for its own
 // adaptive threshold) then come from the heap, which keeps up to 256 MiB free. Set when
 // decoding starts, not for every command: word2vec's peak RSS grew 9 MB with it.
