@@ -216,10 +216,16 @@ TEST_F(CheckpointFile, CorruptionNamesTheFirstBadTensor) {
   auto error = test::user_error_of([&] { load_checkpoint_weights(path(), model, nullptr, false); });
   EXPECT_NE(error.find(path()), std::string::npos) << error;
   EXPECT_NE(error.find("tensor 'model.embed.weight' is corrupt"), std::string::npos) << error;
-  error = test::user_error_of([&] { read_checkpoint_header(path()); });
-  EXPECT_NE(error.find("'model.embed.weight'"), std::string::npos) << error;
-  // The metadata: "lr = 0.5" becomes "lr = 0.6" (same length, valid JSON).
+  // The header reads no parameter (a run's step, config and tokenizers are all it gives): a
+  // flipped artifact byte is what it finds.
+  EXPECT_NO_THROW(read_checkpoint_header(path()));
   auto bytes = good;
+  bytes[tensor_bytes_in_file(path(), "artifact.vocab.txt").first] ^= 0x01;
+  std::ofstream(path(), std::ios::binary) << bytes;
+  error = test::user_error_of([&] { read_checkpoint_header(path()); });
+  EXPECT_NE(error.find("tensor 'artifact.vocab.txt' is corrupt"), std::string::npos) << error;
+  // The metadata: "lr = 0.5" becomes "lr = 0.6" (same length, valid JSON).
+  bytes = good;
   bytes.replace(bytes.find("lr = 0.5"), 8, "lr = 0.6");
   std::ofstream(path(), std::ios::binary) << bytes;
   error = test::user_error_of([&] { read_checkpoint_header(path()); });
@@ -228,6 +234,32 @@ TEST_F(CheckpointFile, CorruptionNamesTheFirstBadTensor) {
   std::ofstream(path(), std::ios::binary) << good.substr(0, good.size() - 10);
   error = test::user_error_of([&] { read_checkpoint_header(path()); });
   EXPECT_NE(error.find(path()), std::string::npos) << error;
+}
+
+// Loading the parameters alone (evaluate, translate) neither reads nor checks the optimizer
+// state: a damaged moment does not stop inference, and the parameters arrive exact; resuming,
+// which needs it, names it. A tensor cut short is refused either way.
+TEST_F(CheckpointFile, ParametersLoadWithoutReadingTheOptimizerState) {
+  torch::manual_seed(5);
+  Small trained;
+  torch::optim::Adam opt(trained.parameters(), torch::optim::AdamOptions(0.1));
+  train_steps(trained, opt, 2);
+  save_checkpoint(path(), trained, &opt, contents());
+  const auto good = read_file(path());
+  flip_16_bytes(path(), "optimizer.0.exp_avg");
+  Small fresh;
+  load_checkpoint_weights(path(), fresh, nullptr, /*restore_rng=*/false);
+  expect_same_parameters(trained, fresh);
+  torch::optim::Adam opt_fresh(fresh.parameters(), torch::optim::AdamOptions(0.1));
+  const auto error = test::user_error_of([&] { load_checkpoint_weights(path(), fresh, &opt_fresh, true); });
+  EXPECT_NE(error.find("tensor 'optimizer.0.exp_avg' is corrupt"), std::string::npos) << error;
+  // Cut inside the optimizer state, the file leaves the later tensors' offsets beyond its end,
+  // which the layout check sees without reading those bytes.
+  const auto [begin, end] = tensor_bytes_in_file(path(), "optimizer.0.exp_avg");
+  std::ofstream(path(), std::ios::binary) << good.substr(0, begin + 4);
+  const auto cut = test::user_error_of([&] { load_checkpoint_weights(path(), fresh, nullptr, false); });
+  EXPECT_NE(cut.find(path()), std::string::npos) << cut;
+  EXPECT_NE(cut.find("not a valid checkpoint file"), std::string::npos) << cut;
 }
 
 // A version-1 file (written by the old code, kept for this test) loads bit-identically with a

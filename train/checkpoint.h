@@ -13,7 +13,7 @@
 // "artifact.<name>" (U8 bytes); string metadata "format" (nlpzoo-checkpoint-v2), "task",
 // "config" (INI text), "state" (TrainingState as JSON), "optimizer_params" (when saved with an
 // optimizer) and "checksums" (JSON: each tensor's CRC-32 as 8 hex digits, and "__metadata__"'s
-// over the other metadata), all verified on load. Optimizer options (lr, betas, ...) come from
+// over the other metadata), each verified when it is read. Optimizer options (lr, betas, ...) come from
 // the config. Version 1 (a torch::serialize archive, read through TorchScript) still loads,
 // with a warning on stderr; see train/checkpoint_v1.h.
 #include <torch/torch.h>
@@ -54,13 +54,15 @@ struct CheckpointContents {
 void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                      const CheckpointContents& contents);
 
-/// Reads task, config, artifacts and training state, without touching a model.
-/// Throws UserError naming the path if it is missing, corrupt (naming the first tensor whose
-/// checksum fails) or not an nlpzoo checkpoint.
+/// Reads task, config, artifacts and training state, without touching a model; the other
+/// tensors' bytes are skipped (they are checked by whoever loads them).
+/// Throws UserError naming the path if it is missing, corrupt (the metadata, or naming the first
+/// artifact whose checksum fails; a layout that does not cover the file) or not an nlpzoo checkpoint.
 CheckpointContents read_checkpoint_header(const std::string& path);
 
 /// Loads parameters (and the optimizer state if `optimizer` is given) into an already built
-/// model, and the RNG states if `restore_rng` (the CPU generator's and, when CUDA is available,
+/// model, and the RNG states if `restore_rng`; it reads and checks only those tensors, so
+/// inference skips the optimizer state (two thirds of a checkpoint saved with Adam) (the CPU generator's and, when CUDA is available,
 /// each CUDA device's that the file holds; a file without the CPU state is a UserError). Throws UserError naming the path if the
 /// parameters do not match the model (another model or another size: a missing, extra or
 /// differently shaped or typed tensor), the optimizer state does not fit `optimizer`, or the

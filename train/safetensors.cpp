@@ -71,7 +71,7 @@ void write_safetensors(const std::string& path, const SafetensorsFile& file) {
   if (!out) throw UserError(path + ": write failed (disk full?)");
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
+SafetensorsFile read_safetensors(const std::string& path, const std::function<bool(const std::string&)>& wanted) {
   require_file(path, "checkpoint");
   auto bad = [&](const std::string& what) { return UserError(path + ": not a valid checkpoint file (" + what + ")"); };
   // Read piecewise, straight into each tensor: a checkpoint may be gigabytes.
@@ -130,14 +130,20 @@ SafetensorsFile read_safetensors(const std::string& path) {
   // By (begin, end): an empty tensor shares its begin with the next one.
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return std::tie(a.begin, a.end) < std::tie(b.begin, b.end); });
-  uint64_t expected = 0;
+  uint64_t expected = 0, at = 0;  // where the next tensor must begin; where the stream is
   for (const auto& e : entries) {
     if (e.begin != expected) throw bad("tensor '" + e.name + "' overlaps another or leaves a gap before it");
+    expected = e.end;
+    if (wanted && !wanted(e.name)) {
+      file.skipped.push_back(e.name);
+      continue;
+    }
     auto t = torch::empty(e.shape, e.dtype);
+    if (at != e.begin) in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
+    at = e.end;
     if (e.end > e.begin && !in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin)))
       throw UserError(path + ": read error");
     file.tensors.emplace_back(e.name, std::move(t));
-    expected = e.end;
   }
   if (expected != data_size) throw bad("bytes after the last tensor");
   return file;

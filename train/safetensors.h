@@ -6,6 +6,7 @@
 // JSON and copies bytes: nothing in the file is run. Python's `safetensors` reads these files.
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@ namespace nlpzoo {
 struct SafetensorsFile {
   std::vector<std::pair<std::string, torch::Tensor>> tensors;  // in the order of their bytes
   std::map<std::string, std::string> metadata;
+  std::vector<std::string> skipped;  // tensors in the header that a reader's `wanted` left unread
 };
 
 /// Bytes (a file's, a string's) as a 1-D U8 tensor, and back (`t` any U8 tensor).
@@ -28,8 +30,12 @@ std::string tensor_bytes(const torch::Tensor& t);
 void write_safetensors(const std::string& path, const SafetensorsFile& file);
 
 /// Reads a file `write_safetensors` (or Python's safetensors) wrote: CPU tensors in the order
-/// of their bytes. Throws UserError naming `path` when the header length, JSON, a dtype,
-/// shape or offsets are wrong, or the bytes do not exactly cover the tensors.
-SafetensorsFile read_safetensors(const std::string& path);
+/// of their bytes; with `wanted`, only the tensors it accepts (by name), the others' bytes are
+/// skipped and their names listed in `skipped` (an inference run need not read the optimizer
+/// state that makes up two thirds of a training checkpoint). Throws UserError naming `path` when
+/// the header length, JSON, a dtype, shape or offsets are wrong, or the bytes do not exactly
+/// cover the tensors (checked for every tensor, read or not).
+SafetensorsFile read_safetensors(const std::string& path,
+                                 const std::function<bool(const std::string&)>& wanted = nullptr);
 
 }  // namespace nlpzoo
