@@ -41,7 +41,6 @@ NLPZOO=build/nlpzoo
 [ -s "$DATA/english.txt" ] || "$NLPZOO" data english --out "$DATA"
 mkdir -p "$OUT"
 export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=2
-unset OPENBLAS_CORETYPE
 uptime > "$OUT/load.txt"
 
 echo "== matrix-multiply rate (the yardstick of model FLOP utilisation)"

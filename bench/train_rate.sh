@@ -41,7 +41,6 @@ DATA=data/bible
 [ -s "$DATA/train.es" ] || "$NLPZOO" data bible --out "$DATA"
 mkdir -p "$OUT"
 export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=2
-unset OPENBLAS_CORETYPE
 . bench/blas_core.sh
 
 printf '%-6s %-12s %14s %14s %9s %12s\n' setting core "ours tok/s" "ref tok/s" ours/ref "ours loss" > "$OUT/table.txt"
@@ -53,7 +52,6 @@ for setting in $SETTINGS; do
     bf16) precision=bf16 ;;
     *) echo "bench: unknown setting $setting (keep, auto, bf16)" >&2; exit 2 ;;
   esac
-  unset OPENBLAS_CORETYPE
   echo "== $setting: matrix-multiply rate and core"
   NLPZOO_BLAS_CORE=$core_env blas_core_export "$NLPZOO" "$OUT/$setting.matmul.txt" --size 1024 --repeat 5
   echo "== $setting: ours, $STEPS updates ($precision)"
