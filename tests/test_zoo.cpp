@@ -262,6 +262,22 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   EXPECT_TRUE(m["models"]["tiny"]["expected"]["accuracy"]["tolerance"].is_null()) << m.dump(1);
   EXPECT_FALSE(m["models"]["tiny"]["expected"]["accuracy"].contains("spread")) << m.dump(1);
   EXPECT_EQ(m["models"]["tiny"]["expected"]["loss"]["tolerance"], 0.5) << m.dump(1);
+  // Changed inputs (here the data; a config likewise) at the same budget: a spread measured on
+  // the old ones goes too, the hand-set tolerance stays.
+  m["models"]["tiny"]["expected"]["accuracy"] = {
+      {"value", 0.5}, {"tolerance", 0.01}, {"spread", {{"budget_steps", 5}, {"seeds", {7, 8, 9}}, {"values", {0.5, 0.5, 0.5}}}}};
+  atomic_write_text(manifest_path, m.dump(2));
+  atomic_write_text(data + "/dev.tsv", read_file(data + "/dev.tsv") + "the two and the one\t1\n");
+  r = run_cli("zoo check tiny --update" + flags);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tiny: the tolerance of accuracy came from seeds of other inputs (" + data +
+                       "/dev.tsv differs from the manifest's): dropped"),
+            std::string::npos)
+      << r.out;
+  m = json::parse(read_file(manifest_path));
+  EXPECT_TRUE(m["models"]["tiny"]["expected"]["accuracy"]["tolerance"].is_null()) << m.dump(1);
+  EXPECT_FALSE(m["models"]["tiny"]["expected"]["accuracy"].contains("spread")) << m.dump(1);
+  EXPECT_EQ(m["models"]["tiny"]["expected"]["loss"]["tolerance"], 0.5) << m.dump(1);
 
   r = run_cli("zoo check nonesuch" + flags);
   EXPECT_EQ(r.status, 1);

@@ -387,6 +387,8 @@ void update_entry(json& e, const std::string& name, const json& measured, int64_
                   const std::vector<std::string>& spread_roots) {
   const auto expected = e.value("expected", json::object());
   const auto spread = spread_roots.empty() ? json::object() : seed_spread(e, name, measured, step, dir, spread_roots);
+  // Before the fingerprints are rewritten below: a config or data file changed since they were.
+  const auto inputs_changed = fingerprint_mismatch(e);
   for (const auto& [metric, m] : measured.items()) {
     if (!m.contains("better")) continue;  // counts (tokens, sentences) are not metrics
     json x = {{"value", m["value"]}, {"tolerance", nullptr}};
@@ -396,16 +398,21 @@ void update_entry(json& e, const std::string& name, const json& measured, int64_
       x["tolerance"] = spread_tolerance(values, m["value"].get<double>());
       x["spread"] = spread[metric];
     } else if (expected.contains(metric) && expected[metric].contains("tolerance")) {
-      // A spread over seeds of another budget says nothing about this one (the budget was
-      // changed and the copy retrained): its tolerance goes, until --spread measures anew.
+      // A spread over seeds of another budget, config or data says nothing about this copy
+      // (retrained after the change): its tolerance goes, until --spread measures anew.
+      // A tolerance set by hand (no spread) stays.
       const auto& old = expected[metric];
       const int64_t measured_at = old.contains("spread") ? old["spread"].value("budget_steps", step) : step;
-      if (measured_at == step) {
+      std::string stale;
+      if (measured_at != step)
+        stale = "came from seeds trained " + std::to_string(measured_at) + " steps, the copy " + std::to_string(step);
+      else if (old.contains("spread") && !inputs_changed.empty())
+        stale = "came from seeds of other inputs (" + inputs_changed + ")";
+      if (stale.empty()) {
         x["tolerance"] = old["tolerance"];
         if (old.contains("spread")) x["spread"] = old["spread"];
       } else {
-        std::cout << "zoo: " << name << ": the tolerance of " << metric << " came from seeds trained "
-                  << measured_at << " steps, the copy " << step
+        std::cout << "zoo: " << name << ": the tolerance of " << metric << " " << stale
                   << ": dropped; measure it anew with --update --spread" << std::endl;
       }
     }
