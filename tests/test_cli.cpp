@@ -150,8 +150,8 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
   EXPECT_GT(fs::file_size(pt), 10000u);
 }
 
-// A translation run's config key length_penalty is its decoding default (the Transformer's
-// config says 1.0, the RNNs keep 0.7); --length-penalty overrides it. Read off translate's
+// A translation run's config key length_penalty is its decoding default (the GRU's and the
+// Transformer's configs say 1.0, the LSTM's keeps the search's 0.7); --length-penalty overrides it. Read off translate's
 // scores: score = summed log-probability / pieces^alpha.
 TEST_F(RegressionCli, LengthPenaltyDefaultIsTheRunsOwn) {
   auto r = run_cli(train("run", "--max-steps 2 --length_penalty 0"));
@@ -189,8 +189,10 @@ TEST_F(RegressionCli, LengthPenaltyDefaultIsTheRunsOwn) {
     ASSERT_NE(at_default, at_run) << "alpha must change this model's beam output for the check below to mean anything";
     EXPECT_EQ(beam_output(nullptr, "none"), at_run);
   }
-  // Old runs (no key) and other configs: the search's default, 0.7.
-  r = run_cli(train("plain", "--max-steps 2"));
+  // Old runs (no key) and configs without it: the search's default, 0.7.
+  const auto luong = quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/seq2seq-luong-es-en.ini");
+  r = run_cli("train --config " + luong + " --data-dir " + quote((root_ / "data").string()) + " --run-dir " +
+              quote((root_ / "plain").string()) + " " + kTiny + " --max-steps 2");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   r = run_cli("translate --run-dir " + quote((root_ / "plain").string()) + " --token-scores", "el uno y el dos\n");
   ASSERT_EQ(r.status, 0) << r.err;
