@@ -148,7 +148,7 @@ else:
              ("SST-2 dev accuracy after fine-tuning", ft_valid[-1]["valid_accuracy"] if ft_valid else nan, ft["dev_accuracy"]),
              ("classify sentences/s (batch 64; ours: whole process)", int(n) / float(seconds), ft["infer_sentences_per_s"])]
     text_rows = []
-lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}; load average: "
+lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}, ATen kernels {os.environ.get('ATEN_KERNELS') or 'n/a'}; load average: "
          + " -> ".join(l.split("load average:")[1].strip() for l in open(f"{out}/load.txt")),
          f"{'metric':56} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
 for name, a, b in rows:

@@ -236,7 +236,7 @@ rows = [("words/s (epochs x corpus words / whole-process wall)", "wps", "{:10.0f
         ("WordSim-353 pairs out of vocabulary (%)", "oov", "{:10.2f}")]
 peers = [t for t in tools if t != "ours"]
 head = f"{'metric':54}" + "".join(f"{t:>10}" for t in tools) + "".join(f"{'ours/' + p:>15}" for p in peers)
-lines = [f"OpenBLAS core (all sides that use it): {os.environ.get('BLAS_CORE') or 'n/a'}", head]
+lines = [f"OpenBLAS core (all sides that use it): {os.environ.get('BLAS_CORE') or 'n/a'}, ATen kernels {os.environ.get('ATEN_KERNELS') or 'n/a'}", head]
 for name, key, f in rows:
     vals = [col[t].get(key, nan) for t in tools]
     cells = "".join((f.format(v) if v == v else f"{'n/a':>10}") for v in vals)

@@ -145,7 +145,7 @@ rows = [
 ]
 def fmt(x):
     return f"{x:10.2f}" if x == x else f"{'n/a':>10}"
-lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}",
+lines = [f"OpenBLAS core (both sides): {os.environ.get('BLAS_CORE') or 'n/a'}, ATen kernels {os.environ.get('ATEN_KERNELS') or 'n/a'}",
          f"{'metric':62} {'ours':>10} {'reference':>10} {'ours/ref':>9}"]
 for name, a, b in rows:
     ratio = a / b if b and b == b and a == a else nan

@@ -158,7 +158,7 @@ if model == "transformer":
                     100 * ref_tok * flops_per_token / mm))
 header = f"{'metric':58} {'ours':>10}" + (f" {'variant':>10}" if variant else "") + f" {'reference':>10} {'ours/ref':>9}"
 header += f" {'var/ref':>8}" if variant else ""
-lines = [f"OpenBLAS core (all runs): {os.environ.get('BLAS_CORE') or 'n/a'}"]
+lines = [f"OpenBLAS core (all runs): {os.environ.get('BLAS_CORE') or 'n/a'}, ATen kernels {os.environ.get('ATEN_KERNELS') or 'n/a'}"]
 lines += [f"variant: {variant}"] if variant else []
 lines.append(header)
 for name, values, b in rows:

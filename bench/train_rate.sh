@@ -5,16 +5,19 @@
 #   keep  NLPZOO_BLAS_CORE=keep: OpenBLAS's own core (what nlpzoo did before choosing one)
 #   auto  nlpzoo's default: the core it chooses for this CPU (the reference gets the same)
 #   bf16  auto plus --precision bf16 (ours only; skipped on a CPU without bf16 arithmetic)
+#   avx2  auto with LibTorch's AVX2 kernels (ATEN_CPU_CAPABILITY=avx2, both sides): what Debian's
+#         LibTorch picks by itself on an AVX-512 CPU, where nlpzoo now asks for AVX-512
 # Each row trains from scratch for --steps updates (2 threads, OMP_WAIT_POLICY=PASSIVE) and
 # reports the median target tokens/s after 20 warm-up updates (the reference's window, updates
 # 21-80) and our training loss at the last update (the same core must give the same loss).
-#   bench/train_rate.sh [--model gru|transformer] [--steps N (default 80)] [--settings "keep auto bf16"] [--out DIR]
+#   bench/train_rate.sh [--model gru|transformer] [--steps N (default 80)] [--settings "keep auto bf16 avx2"]
+#                       [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODEL=transformer
 STEPS=80
-SETTINGS="keep auto bf16"
+SETTINGS="keep auto bf16 avx2"
 OUT=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -43,14 +46,16 @@ mkdir -p "$OUT"
 export OMP_WAIT_POLICY=PASSIVE NLPZOO_THREADS=2
 . bench/blas_core.sh
 
-printf '%-6s %-12s %14s %14s %9s %12s\n' setting core "ours tok/s" "ref tok/s" ours/ref "ours loss" > "$OUT/table.txt"
+printf '%-6s %-12s %-7s %14s %14s %9s %12s\n' setting core ATen "ours tok/s" "ref tok/s" ours/ref "ours loss" > "$OUT/table.txt"
 for setting in $SETTINGS; do
   precision=fp32 core_env=auto
+  unset ATEN_CPU_CAPABILITY
   case "$setting" in
     keep) core_env=keep ;;
     auto) ;;
     bf16) precision=bf16 ;;
-    *) echo "bench: unknown setting $setting (keep, auto, bf16)" >&2; exit 2 ;;
+    avx2) export ATEN_CPU_CAPABILITY=avx2 ;;
+    *) echo "bench: unknown setting $setting (keep, auto, bf16, avx2)" >&2; exit 2 ;;
   esac
   echo "== $setting: matrix-multiply rate and core"
   NLPZOO_BLAS_CORE=$core_env blas_core_export "$NLPZOO" "$OUT/$setting.matmul.txt" --size 1024 --repeat 5
@@ -75,7 +80,8 @@ PY
       --spm-tgt "$OUT/$setting.ours/spm.en.model" --max-steps 80 --out "$OUT/$setting.ref" > "$OUT/$setting.ref.log" 2>&1
     ref_rate=$(sed -n 's/.*window 1: \([0-9.]*\) tgt tok\/s.*/\1/p' "$OUT/$setting.ref.log")
   fi
-  printf '%-6s %-12s %14.1f %14.1f %9.2f %12.4f\n' "$setting" "${BLAS_CORE:-n/a}" "$ours_rate" "$ref_rate" \
+  printf '%-6s %-12s %-7s %14.1f %14.1f %9.2f %12.4f\n' "$setting" "${BLAS_CORE:-n/a}" "${ATEN_KERNELS:-n/a}" \
+    "$ours_rate" "$ref_rate" \
     "$(python3 -c "print($ours_rate / float('$ref_rate'))")" "$ours_loss" | tee -a "$OUT/table.txt"
 done
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/table.txt"

@@ -18,6 +18,7 @@
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"
+#include "train/aten_kernels.h"
 #include "train/blas_core.h"
 #include "train/flat_parameters.h"
 #include "train/trainer.h"
@@ -69,7 +70,8 @@ int run_bench_matmul(const std::vector<std::string>& args) {
     if (!device.is_cpu()) throw UserError("--compare compares OpenBLAS cores: it needs --device cpu");
     return compare_cores(n, repeat);
   }
-  if (device.is_cpu()) std::cout << "BLAS: " << blas_description() << std::endl;
+  if (device.is_cpu())
+    std::cout << "BLAS: " << blas_description() << "\nATen kernels: " << aten_kernels() << std::endl;
   torch::NoGradGuard no_grad;
   auto a = torch::randn({n, n}, torch::TensorOptions().device(device));
   auto b = torch::randn({n, n}, torch::TensorOptions().device(device));

@@ -10,6 +10,7 @@
 
 #include "datasets/io.h"
 #include "tools/command.h"
+#include "train/aten_kernels.h"
 #include "train/blas_core.h"
 
 namespace nlpzoo::cli {
@@ -24,9 +25,11 @@ std::vector<Command>& registry() {
 // unset, OpenMP workers spin while OpenBLAS's threads run the matrix products and each
 // side slows the other (2.5-2.8x on 2 cores), so we set it and re-execute ourselves once.
 // OpenBLAS likewise reads OPENBLAS_CORETYPE when it is loaded: a better core for this CPU
-// (train/blas_core.h) is set in the same re-execution. Returns false after printing an error.
+// (train/blas_core.h) is set in the same re-execution. ATen's kernels (train/aten_kernels.h)
+// are chosen first, before anything below runs an operator, so that they take effect without
+// one. Returns false after printing an error.
 bool prepare_environment(char** argv) {
-  bool reexecute = false;
+  bool reexecute = nlpzoo::choose_aten_kernels();
   if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
     reexecute = true;
@@ -67,7 +70,8 @@ void print_usage() {
     std::cout << "  " << name << pad << summary << "\n";
   }
   std::cout << "\nEnvironment: NLPZOO_THREADS (torch threads, default: all cores / LOCAL_WORLD_SIZE), NLPZOO_BLAS_CORE\n"
-               "(auto: OpenBLAS kernels for this CPU unless OPENBLAS_CORETYPE is set | keep | a core name).\n";
+               "(auto: OpenBLAS kernels for this CPU unless OPENBLAS_CORETYPE is set | keep | a core name),\n"
+               "ATEN_CPU_CAPABILITY (LibTorch's kernels: avx2 | avx512 | default; unset: avx512 if the CPU has it).\n";
 }
 }  // namespace
 

@@ -18,6 +18,7 @@ std::string CpuFeatures::to_string() const {
   add(fma, "fma");
   add(avx512f, "avx512f");
   add(avx512bw, "avx512bw");
+  add(avx512dq, "avx512dq");
   add(avx512vl, "avx512vl");
   add(avx512_bf16, "avx512_bf16");
   add(amx_bf16, "amx_bf16");
@@ -44,6 +45,7 @@ CpuFeatures detect() {
   __cpuid_count(7, 0, a, b, c, d);
   f.avx2 = ymm_state && (b & (1u << 5));
   f.avx512f = zmm_state && (b & (1u << 16));
+  f.avx512dq = zmm_state && (b & (1u << 17));
   f.avx512bw = zmm_state && (b & (1u << 30));
   f.avx512vl = zmm_state && (b & (1u << 31));
   // XCR0's tile bits say the kernel supports AMX state; a process still asks for it

@@ -14,6 +14,7 @@ struct CpuFeatures {
   bool fma = false;          // FMA3 (fused multiply-add)
   bool avx512f = false;      // AVX-512 foundation
   bool avx512bw = false;     // AVX-512 byte/word
+  bool avx512dq = false;     // AVX-512 doubleword/quadword
   bool avx512vl = false;     // AVX-512 vector length (128/256-bit forms)
   bool avx512_bf16 = false;  // AVX512_BF16: bf16 dot products (Cooper Lake, Zen 4+)
   bool amx_bf16 = false;     // AMX-BF16 tiles (Sapphire Rapids+)
