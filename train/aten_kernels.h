@@ -4,8 +4,9 @@
 // LibTorch compiles each such kernel for several instruction sets and picks one per process,
 // once, at the first operator call: ATEN_CPU_CAPABILITY (default | avx2 | avx512) if set, else
 // its own CPU check. Debian's LibTorch 1.13 picks AVX2 on the AVX-512 EPYC these benches run on
-// (`torch.__config__.show()`: "CPU capability usage: AVX2"), where its AVX-512 kernels decoded
-// the GRU model 15-30% faster (README, Threads). Upstream PyTorch's rule picks AVX-512 whenever
+// (`torch.__config__.show()`: "CPU capability usage: AVX2"), where its AVX-512 kernels decode
+// the GRU model 13-19% faster with the same output (README, Threads; training gains nothing
+// measurable, its time is in the BLAS). Upstream PyTorch's rule picks AVX-512 whenever
 // the CPU has AVX-512 F, BW, VL and DQ and FMA; nlpzoo applies that rule itself.
 #include <string>
 
