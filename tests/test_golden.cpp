@@ -18,6 +18,8 @@
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_v1.h"
+#include "train/cpu_features.h"
+#include "train/precision.h"
 #include "train/safetensors.h"
 
 namespace fs = std::filesystem;
@@ -144,6 +146,45 @@ TEST_P(RegressionGoldenFamily, VersionOneLoadsWithAWarningGivesTheSameOutputsAnd
   }
   EXPECT_EQ(upgraded_tensors.size(), golden.tensors.size()) << GetParam().name;
   fs::remove_all(tmp);
+}
+
+// The numbers a forward pass gives under teacher forcing or on fixed inputs (log-probs,
+// probabilities), in output order; searched text and scores are left out, as bf16 may change them.
+void collect_forced_numbers(const json& node, bool inside, std::vector<double>& out) {
+  static const std::set<std::string> kKeys = {"reference_log_probs", "first_step_log_probs", "log_probs", "probabilities", "scores"};
+  if (node.is_number()) {
+    if (inside) out.push_back(node.get<double>());
+  } else if (node.is_array()) {
+    for (const auto& item : node) collect_forced_numbers(item, inside, out);
+  } else if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) collect_forced_numbers(value, inside || kKeys.count(key) > 0, out);
+  }
+}
+
+// The inference commands' bf16 (cast_for_inference, then autocast, as tools/run_flags.cpp does)
+// runs every family they serve (a dtype mismatch between a bf16 weight and a float32 tensor
+// would throw here) and stays near fp32. bf16 keeps 8 bits of mantissa: measured differences
+// are up to 0.04 in a log-prob (transformer-relative-prenorm); the tolerance is 2.5 times that.
+TEST_P(RegressionGoldenFamily, Bf16InferenceRunsWithBf16WeightsAndStaysNearFp32) {
+  if (!cpu_features().bf16()) GTEST_SKIP() << "this CPU has no bf16 arithmetic (" << cpu_features().to_string() << ")";
+  auto run = load_run(v2().string(), torch::kCPU);
+  const auto fp32 = test::golden_outputs(run);
+  std::vector<double> expected;
+  collect_forced_numbers(fp32.at("outputs"), false, expected);
+  if (expected.empty())  // word vectors: no forward-pass outputs here (RegressionResume.EvaluateRunsInBf16 runs theirs)
+    GTEST_SKIP() << GetParam().name << " (" << fp32.at("task") << "): word vectors keep float32 tables";
+  cast_for_inference(*run.task->model(), Precision::kBf16);
+  for (const auto& p : run.task->model()->named_parameters())
+    EXPECT_EQ(p.value().scalar_type(), torch::kBFloat16) << GetParam().name << ": " << p.key();
+  const AutocastGuard autocast(Precision::kBf16, torch::kCPU);
+  std::vector<double> actual;
+  collect_forced_numbers(test::golden_outputs(run).at("outputs"), false, actual);
+  ASSERT_EQ(actual.size(), expected.size()) << GetParam().name;
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, std::abs(actual[i] - expected[i]));
+  EXPECT_LT(worst, 0.1) << GetParam().name << ": largest difference to fp32 over " << expected.size() << " numbers";
+  EXPECT_GT(worst, 0.0) << GetParam().name << ": bf16 gave fp32's numbers exactly, so it did not run in bf16";
+  std::cout << GetParam().name << ": " << expected.size() << " numbers, largest bf16 - fp32 difference " << worst << std::endl;
 }
 
 INSTANTIATE_TEST_SUITE_P(RegressionGolden, RegressionGoldenFamily, ::testing::ValuesIn(test::golden_families_or_none()),

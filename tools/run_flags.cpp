@@ -69,7 +69,8 @@ void add_run_flags(po::options_description& desc) {
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("best"), "best (lowest valid loss) or last")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N")
-      ("precision", po::value<std::string>(), "fp32 | bf16 | auto (default: the run's precision key)");
+      ("precision", po::value<std::string>(), "fp32 | bf16 | auto (default: the run's precision key). bf16 converts the model's weights to bfloat16 "
+       "once and runs the rest under autocast (needs AVX512_BF16 or AMX on a CPU)");
 }
 
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir, const std::set<Split>& splits) {
@@ -77,9 +78,14 @@ LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& da
   return load_run(path, parse_device(vm["device"].as<std::string>()), data_dir, splits);
 }
 
-AutocastGuard inference_precision(const po::variables_map& vm, const LoadedRun& run) {
-  const std::string precision = vm.count("precision") ? vm["precision"].as<std::string>() : run.config.get("precision");
-  return AutocastGuard(precision, parse_device(vm["device"].as<std::string>()));
+AutocastGuard inference_precision(const po::variables_map& vm, LoadedRun& run) {
+  const std::string name = vm.count("precision") ? vm["precision"].as<std::string>() : run.config.get("precision");
+  const auto device = parse_device(vm["device"].as<std::string>());
+  const Precision precision = parse_precision(name, device);
+  // Word vectors keep float32 tables: a lookup gains nothing from bf16, and LibTorch 1.13's
+  // embedding_bag (CBOW's and the subword model's bags) refuses bf16 weights.
+  if (run.task->word_vector_source() == nullptr) cast_for_inference(*run.task->model(), precision);
+  return AutocastGuard(precision, device);
 }
 
 namespace {

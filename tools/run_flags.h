@@ -29,9 +29,10 @@ void add_run_flags(po::options_description& desc);
 /// Loads the chosen checkpoint of --run-dir on --device (reading `splits` of `data_dir`).
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "",
                               const std::set<Split>& splits = {});
-/// The autocast region an inference command runs in: --precision, else the run's
-/// `precision`. Throws UserError as parse_precision.
-AutocastGuard inference_precision(const po::variables_map& vm, const LoadedRun& run);
+/// Readies `run` for inference in --precision, else the run's `precision` (cast_for_inference:
+/// bf16 converts the model's weights, except word vectors'), and returns the autocast region to
+/// run it in. Throws UserError as parse_precision.
+AutocastGuard inference_precision(const po::variables_map& vm, LoadedRun& run);
 
 /// The run's task as the capability a command needs (Task::translation_model, ...). Throw
 /// UserError("this run trains task '<task>', which does not translate" / ...) when it has not got it.

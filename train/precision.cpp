@@ -77,4 +77,8 @@ AutocastGuard::~AutocastGuard() {
   set_autocast_dtype(device_type_, previous_dtype_);
 }
 
+void cast_for_inference(torch::nn::Module& model, Precision precision) {
+  if (precision == Precision::kBf16) model.to(torch::kBFloat16);
+}
+
 }  // namespace nlpzoo

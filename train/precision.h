@@ -49,4 +49,13 @@ class AutocastGuard {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
+/// Readies a trained `model` for inference in `precision`, in place. bf16 converts its
+/// floating-point parameters and buffers to bfloat16 once (as Hugging Face's
+/// `torch_dtype=torch.bfloat16` and CTranslate2's `compute_type="bfloat16"`); the caller still
+/// opens an AutocastGuard, for the tensors the forward pass makes in float32 (states, masks).
+/// Under autocast alone, with float32 weights, beam search spent more of its time converting
+/// tensors to bf16 than multiplying them and ran slower than fp32 (README, Precision). fp32
+/// changes nothing. Inference only: training keeps float32 master weights.
+void cast_for_inference(torch::nn::Module& model, Precision precision);
+
 }  // namespace nlpzoo
