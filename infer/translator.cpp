@@ -10,6 +10,7 @@
 
 #include "datasets/batching.h"
 #include "datasets/special_ids.h"
+#include "train/precision.h"
 
 namespace nlpzoo {
 
@@ -36,6 +37,30 @@ void keep_freed_step_memory() {
   (void)done;
 }
 
+// bf16 products run in oneDNN on LibTorch's OpenMP threads, which sleep between operators
+// (OMP_WAIT_POLICY=PASSIVE, tools/main.cpp) and are woken for each one. With a handful of rows
+// per step the wake-ups cost more than a second thread gains: beam 5 one sentence at a time on
+// the GRU model made 28-31 sentences/s on one thread against 14-16 on two (README, Decoding in
+// bf16). From 64 rows up the second thread pays (beam 5, batch 64: 67-82 against 57 sent/s).
+// float32 products run in OpenBLAS's own threads, where two threads are faster at every size.
+constexpr int64_t kMaxRowsForOneThread = 16;
+
+// Runs its scope on one intra-op thread when `one` is true, then restores the count.
+class OneThreadIf {
+ public:
+  explicit OneThreadIf(bool one) : previous_(one ? torch::get_num_threads() : 0) {
+    if (one) torch::set_num_threads(1);
+  }
+  ~OneThreadIf() {
+    if (previous_ > 1) torch::set_num_threads(previous_);
+  }
+  OneThreadIf(const OneThreadIf&) = delete;
+  OneThreadIf& operator=(const OneThreadIf&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace
 
 Translator::Translator(IncrementalDecoder& model, const Tokenizer& source, const Tokenizer& target,
@@ -46,6 +71,8 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
                                                int64_t batch_size) const {
   torch::NoGradGuard no_grad;
   keep_freed_step_memory();
+  const OneThreadIf one_thread(device_.is_cpu() && active_precision(device_) == Precision::kBf16 &&
+                               std::max<int64_t>(1, batch_size) * options.beam_size <= kMaxRowsForOneThread);
   std::vector<Translation> out(lines.size());
   std::vector<std::vector<int64_t>> ids(lines.size());
   std::vector<size_t> order;

@@ -5,14 +5,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "datasets/batching.h"
 #include "datasets/io.h"
+#include "infer/translator.h"
 #include "models/bert/bert.h"
 #include "models/transformer/transformer.h"
+#include "tests/golden.h"
 #include "tests/test_util.h"
 #include "train/losses.h"
 #include "train/precision.h"
+#include "train/tasks/translation_model.h"
 #include "train/trainer.h"
 
 using namespace nlpzoo;
@@ -191,4 +195,55 @@ TEST(Precision, BertPreTrainingAndClassifierRunUnderBf16) {
       EXPECT_EQ(p.value().grad().scalar_type(), torch::kFloat) << p.key();
       EXPECT_TRUE(torch::isfinite(p.value().grad()).all().item<bool>()) << p.key();
     }
+}
+
+namespace {
+
+// Passes every call through to `inner`, recording the intra-op thread count each step ran with.
+class ThreadRecorder : public IncrementalDecoder {
+ public:
+  explicit ThreadRecorder(IncrementalDecoder& inner) : inner_(inner) {}
+  DecoderState init(const torch::Tensor& src) override { return inner_.init(src); }
+  DecoderStep step(const DecoderState& state, const torch::Tensor& prev_tokens) override {
+    threads.insert(torch::get_num_threads());
+    return inner_.step(state, prev_tokens);
+  }
+  int64_t target_vocab_size() const override { return inner_.target_vocab_size(); }
+  std::set<int> threads;
+
+ private:
+  IncrementalDecoder& inner_;
+};
+
+}  // namespace
+
+// bf16 decoding with at most 16 rows a step runs on one intra-op thread (infer/translator.cpp:
+// waking the sleeping second thread for each small operator cost more than it gained) and
+// gives the count back afterwards; more rows, and float32 at any size, keep every thread.
+TEST(Precision, Bf16DecodingOfAFewRowsRunsOnOneThread) {
+  SKIP_WITHOUT_BF16();
+  const int threads_before = torch::get_num_threads();
+  torch::set_num_threads(2);
+  auto run = load_run((test::golden_dir() / "seq2seq-gru-additive" / "checkpoint_v2.pt").string(), torch::kCPU);
+  auto& tm = *run.task->translation_model();
+  ThreadRecorder recorder(tm.decoder());
+  const Translator translator(recorder, tm.source_tokenizer(), tm.target_tokenizer(), tm.max_positions(), torch::kCPU);
+  const std::vector<std::string> lines = {"en el principio", "y dijo dios"};
+  SearchOptions beam5;
+  beam5.beam_size = 5;
+  auto threads_with = [&](int64_t batch_size) {
+    recorder.threads.clear();
+    translator.translate(lines, beam5, batch_size);
+    return recorder.threads;
+  };
+  EXPECT_EQ(threads_with(1), std::set<int>{2});  // float32: OpenBLAS's threads pay at every size
+  cast_for_inference(*run.task->model(), Precision::kBf16);
+  {
+    const AutocastGuard bf16(Precision::kBf16, torch::kCPU);
+    EXPECT_EQ(threads_with(1), std::set<int>{1});  // 5 rows
+    EXPECT_EQ(torch::get_num_threads(), 2);        // given back
+    EXPECT_EQ(threads_with(3), std::set<int>{1});  // 15 rows
+    EXPECT_EQ(threads_with(4), std::set<int>{2});  // 20 rows
+  }
+  torch::set_num_threads(threads_before);
 }

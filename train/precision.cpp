@@ -77,6 +77,11 @@ AutocastGuard::~AutocastGuard() {
   set_autocast_dtype(device_type_, previous_dtype_);
 }
 
+Precision active_precision(const torch::Device& device) {
+  const auto type = device.is_cuda() ? at::kCUDA : at::kCPU;
+  return autocast_enabled(type) && autocast_dtype(type) == at::kBFloat16 ? Precision::kBf16 : Precision::kFp32;
+}
+
 void cast_for_inference(torch::nn::Module& model, Precision precision) {
   if (precision == Precision::kBf16) model.to(torch::kBFloat16);
 }

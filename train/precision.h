@@ -49,6 +49,10 @@ class AutocastGuard {
   at::ScalarType previous_dtype_ = at::kBFloat16;
 };
 
+/// The precision of the autocast region this thread is in on `device`'s type: kBf16 inside an
+/// AutocastGuard(kBf16, ...) (or any bfloat16 autocast region), else kFp32.
+Precision active_precision(const torch::Device& device);
+
 /// Readies a trained `model` for inference in `precision`, in place. bf16 converts its
 /// floating-point parameters and buffers to bfloat16 once (as Hugging Face's
 /// `torch_dtype=torch.bfloat16` and CTranslate2's `compute_type="bfloat16"`); the caller still
