@@ -41,7 +41,8 @@ void keep_freed_step_memory() {
 // (OMP_WAIT_POLICY=PASSIVE, tools/main.cpp) and are woken for each one. With a handful of rows
 // per step the wake-ups cost more than a second thread gains: beam 5 one sentence at a time on
 // the GRU model made 28-31 sentences/s on one thread against 14-16 on two (README, Decoding in
-// bf16). From 64 rows up the second thread pays (beam 5, batch 64: 67-82 against 57 sent/s).
+// bf16). At 64 rows (greedy, batch 64) one and two threads tie; at 320 (beam 5, batch 64) the
+// second thread pays: 67-82 against 57 sent/s.
 // float32 products run in OpenBLAS's own threads, where two threads are faster at every size.
 constexpr int64_t kMaxRowsForOneThread = 16;
 
