@@ -255,9 +255,9 @@ Word2VecImpl::Word2VecImpl(const Word2VecOptions& o, const std::vector<int64_t>&
   for (auto& p : objective->parameters()) p.zero_();
 }
 
-torch::Tensor Word2VecImpl::skip_gram_loss(const torch::Tensor& centre, const torch::Tensor& context,
+torch::Tensor Word2VecImpl::skip_gram_loss(const torch::Tensor& input, const torch::Tensor& target,
                                            const torch::Tensor& negatives) {
-  return objective->loss(input_vectors->forward(centre), context, negatives);  // hidden [N, D]
+  return objective->loss(input_vectors->forward(input), target, negatives);  // hidden [N, D]
 }
 
 torch::Tensor Word2VecImpl::cbow_loss(const torch::Tensor& context, const torch::Tensor& offsets,

@@ -3,7 +3,10 @@
 // Space"; 2013b, "Distributed Representations of Words and Phrases and their
 // Compositionality"): every word w has an input vector v_w (the word vector users keep) and
 // the output layer has its own parameters. Two models give the hidden vector h:
-//   Skip-Gram: h = v_t for the centre word t; each context word c in its window is a target;
+//   Skip-Gram: every (centre t, context c) pair of t's window is an example (2013b eq. 1);
+//              the task (train/tasks/word2vec_task.h) makes h = v_c and t the target, the
+//              order in which word2vec.c and gensim update, or with subwords h = the mean of
+//              t's rows and c the target, as fastText;
 //   CBOW:      h = (1/|C|) sum_{c in C} v_c, the mean of the context's vectors; the centre
 //              word t is the target (word2vec.c's cbow with cbow_mean, gensim's default).
 // Three objectives turn (h, target w) into a loss, interchangeable strategies as fastText's
@@ -183,9 +186,9 @@ class Word2VecImpl : public torch::nn::Module {
   /// wrong size, or negative < 1 with negative sampling.
   Word2VecImpl(const Word2VecOptions& options, const std::vector<int64_t>& counts);
 
-  /// Skip-Gram: centre [N] int64, context [N] int64 (pairs; N may be 0), negatives [N, K]
-  /// int64 (ns) -> summed loss, a scalar float.
-  torch::Tensor skip_gram_loss(const torch::Tensor& centre, const torch::Tensor& context,
+  /// Skip-Gram pairs: input [N] int64 (h = its input vector), target [N] int64 (N may be 0),
+  /// negatives [N, K] int64 (ns) -> summed loss, a scalar float.
+  torch::Tensor skip_gram_loss(const torch::Tensor& input, const torch::Tensor& target,
                                const torch::Tensor& negatives = {});
   /// CBOW (and any bag of input rows): context [M] int64 input rows in [0, V + bucket), the
   /// bags of B examples one after the other (CBOW: the context words; with subwords: their

@@ -10,8 +10,10 @@ namespace nlpzoo {
 
 ConfigSchema word2vec_schema() {
   ConfigSchema s;
-  s.add("model", "skipgram", "skipgram: predict each context word from the centre word; cbow: predict the centre word "
-                             "from the mean of its context's vectors", {"skipgram", "cbow"})
+  s.add("model", "skipgram", "skipgram: every (centre, context) pair of a window is an example, the context word's "
+                             "vector predicting the centre word as word2vec.c and gensim update (with subwords the "
+                             "centre word's n-grams predict the context word, as fastText); cbow: predict the centre "
+                             "word from the mean of its context's vectors", {"skipgram", "cbow"})
       .add("objective", "ns", "output layer: softmax (full, O(V) per example), ns (negative sampling), hs "
                               "(hierarchical softmax over a Huffman tree of the counts)", {"softmax", "ns", "hs"})
       .add("dim", "100", "word vector size D")
@@ -212,7 +214,9 @@ SgdExamples sgd_examples(const Batch& batch) {
     return it == t.end() ? torch::Tensor() : it->second;
   };
   if (t.count("offsets")) return {get("context"), get("offsets"), get("centre"), get("negatives")};
-  return {get("centre"), torch::Tensor(), get("context"), get("negatives")};  // pairs: centre -> context
+  // Pairs: the context word's vector predicts the centre word, the order in which word2vec.c and
+  // gensim update (centre -> context lost 0.4 analogy points, README "Word2vec against gensim").
+  return {get("context"), torch::Tensor(), get("centre"), get("negatives")};
 }
 
 }  // namespace

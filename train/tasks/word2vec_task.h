@@ -25,8 +25,10 @@
 //   1. subsampling: each occurrence of word w is kept with probability keep_probability(count(w),
 //      total, sample) (word2vec.c), and the dropped words are removed before windowing;
 //   2. dynamic windows: b ~ U{1..window} per centre word (for_each_window);
-//   3. Skip-Gram: every (centre, context) pair is an example; CBOW: every centre word with a
-//      non-empty context is one;
+//   3. Skip-Gram: every (centre, context) pair is an example, the context word's vector
+//      predicting the centre word (word2vec.c's and gensim's order of updates; with subwords
+//      the centre word's rows predict the context word, as fastText); CBOW: every centre word
+//      with a non-empty context is one;
 //   4. negative sampling: `negative` noise words per example from unigram^0.75 (NoiseSampler).
 // The validation loss is the same objective on the valid split, per valid word.
 //
@@ -60,7 +62,7 @@
 // their gradients are averaged over the batch instead (Word2VecOptions::hs_mean_node_gradient).
 //
 // Layouts: loss() and train_in_place() tell the layout by the "offsets" tensor, not by the model:
-// pairs (centre -> context) without it, bags (any input rows -> centre) with it.
+// pairs (context -> centre) without it, bags (any input rows -> centre) with it.
 #include <map>
 #include <optional>
 #include <string>
