@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "models/linear.h"
+
 namespace nlpzoo {
 
 LanguageModelImpl::LanguageModelImpl(const LanguageModelOptions& o) : options_(o) {
@@ -29,7 +31,7 @@ std::tuple<torch::Tensor, RecurrentState> LanguageModelImpl::forward(const torch
 }
 
 torch::Tensor LanguageModelImpl::project(const torch::Tensor& h) {
-  return output ? output->forward(h) : torch::nn::functional::linear(h, embedding->weight, output_bias);
+  return output ? nlpzoo::linear(h, output) : nlpzoo::linear(h, embedding->weight, output_bias);
 }
 
 }  // namespace nlpzoo

@@ -1,6 +1,7 @@
 #include "models/rnn/recurrent.h"
 
 #include "models/enum_names.h"
+#include "models/linear.h"
 
 #include <stdexcept>
 
@@ -55,10 +56,50 @@ std::vector<torch::Tensor> RecurrentImpl::flat_weights() const {
   return lstm_->all_weights();
 }
 
+std::tuple<torch::Tensor, RecurrentState> RecurrentImpl::step_with_gemv(const torch::Tensor& x,
+                                                                        const RecurrentState& state) {
+  const int64_t L = options_.num_layers(), B = x.size(0), H = options_.hidden_size();
+  const auto weights = flat_weights();  // per layer: w_ih, w_hh, b_ih, b_hh
+  auto h0 = state.h.defined() ? state.h : torch::zeros({L, B, H}, x.options());
+  torch::Tensor c0;
+  if (lstm_) c0 = state.c.defined() ? state.c : torch::zeros({L, B, H}, x.options());
+  auto input = x.select(1, 0);  // [B, in]
+  std::vector<torch::Tensor> hs, cs;
+  for (int64_t l = 0; l < L; ++l) {
+    auto gi = nlpzoo::linear(input, weights[4 * l], weights[4 * l + 2]);  // W_ih x + b_ih: [B, gates*H]
+    auto gh = nlpzoo::linear(h0[l], weights[4 * l + 1], weights[4 * l + 3]);
+    auto h = h0[l];
+    if (gru_) {
+      auto i = gi.chunk(3, 1), g = gh.chunk(3, 1);
+      auto r = g[0].add_(i[0]).sigmoid_();
+      auto z = g[1].add_(i[1]).sigmoid_();
+      auto n = i[2].add(g[2].mul_(r)).tanh_();
+      h = (h - n).mul_(z).add_(n);  // (1 - z) n + z h
+    } else if (lstm_) {
+      auto g = gh.add_(gi).chunk(4, 1);
+      auto in = g[0].sigmoid_(), forget = g[1].sigmoid_(), cell = g[2].tanh_(), out = g[3].sigmoid_();
+      auto c = forget.mul(c0[l]).add_(in.mul(cell));  // c' = f c + i g
+      h = out.mul(c.tanh());                          // h' = o tanh(c')
+      cs.push_back(c);
+    } else {
+      h = gh.add_(gi).tanh_();  // h' = tanh(W_ih x + b_ih + W_hh h + b_hh)
+    }
+    hs.push_back(h);
+    input = h;
+  }
+  RecurrentState next;
+  next.h = torch::stack(hs);
+  if (lstm_) next.c = torch::stack(cs);
+  return {input.unsqueeze(1), next};
+}
+
 std::tuple<torch::Tensor, RecurrentState> RecurrentImpl::forward(const torch::Tensor& x,
                                                                  const torch::Tensor& lengths,
                                                                  const RecurrentState& state) {
   const int64_t T = x.size(1);
+  if (T == 1 && !lengths.defined() && !options_.bidirectional() && !is_training() &&
+      linear_uses_gemv(x, flat_weights()[1]))
+    return step_with_gemv(x, state);
   RecurrentState out_state;
   torch::optional<std::tuple<torch::Tensor, torch::Tensor>> hc;
   if (lstm_ && state.h.defined()) hc = std::make_tuple(state.h, state.c);

@@ -1,6 +1,8 @@
 #pragma once
 // One wrapper over LibTorch's RNN (tanh), GRU and LSTM so that models choose the cell by an
-// option instead of by type. The recurrence itself is LibTorch's (torch::nn::GRU etc.).
+// option instead of by type. The recurrence is LibTorch's (torch::nn::GRU etc.), except for one
+// inference step of a few rows (a decoding step), which runs the same cell equations with
+// nlpzoo::linear's matrix-vector products (models/linear.h says why).
 #include <torch/torch.h>
 
 #include <string>
@@ -47,6 +49,8 @@ class RecurrentImpl : public torch::nn::Module {
   /// With lengths, padded steps neither update the state nor produce output (zeros), so a
   /// backward direction starts at each row's last real token.
   /// Returns output [B, T, dirs*hidden_size] and the final state.
+  /// One step (T = 1, no lengths, one direction) in eval mode where linear_uses_gemv holds runs
+  /// step_with_gemv: the same equations, rounded as gemv rounds.
   std::tuple<torch::Tensor, RecurrentState> forward(const torch::Tensor& x,
                                                     const torch::Tensor& lengths = {},
                                                     const RecurrentState& state = {});
@@ -56,6 +60,11 @@ class RecurrentImpl : public torch::nn::Module {
   std::vector<torch::Tensor> flat_weights() const;
 
  private:
+  /// PyTorch's cell equations (torch.nn.GRU's docs; Cho et al. 2014 with the reset gate applied
+  /// after W_hn, as cuDNN), layer by layer, in ATen's order of operations.
+  /// x: [B, 1, input_size]; state undefined = zeros.
+  std::tuple<torch::Tensor, RecurrentState> step_with_gemv(const torch::Tensor& x, const RecurrentState& state);
+
   RecurrentOptions options_;
   torch::nn::RNN rnn_{nullptr};
   torch::nn::GRU gru_{nullptr};

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "models/enum_names.h"
+#include "models/linear.h"
 #include "models/masked_softmax.h"
 
 namespace nlpzoo {
@@ -33,7 +34,7 @@ torch::Tensor AdditiveAttentionImpl::project_keys(const torch::Tensor& keys) { r
 
 torch::Tensor AdditiveAttentionImpl::score(const torch::Tensor& queries, const torch::Tensor& projected) {
   // In place: the largest tensor of a decoding step, made once instead of twice.
-  auto e = (W_s(queries).unsqueeze(2) + projected.unsqueeze(1)).tanh_();  // [B, T, S, A]
+  auto e = (nlpzoo::linear(queries, W_s).unsqueeze(2) + projected.unsqueeze(1)).tanh_();  // [B, T, S, A]
   return v(e).squeeze(-1);                                                 // [B, T, S]
 }
 

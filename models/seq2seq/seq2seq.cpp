@@ -1,4 +1,5 @@
 #include "models/seq2seq/seq2seq.h"
+#include "models/linear.h"
 
 namespace nlpzoo {
 
@@ -67,8 +68,8 @@ DecoderOutput Seq2SeqImpl::attend_and_project(const torch::Tensor& s, const Enco
   } else {
     context = enc.summary.unsqueeze(1).expand({-1, s.size(1), -1});  // [B, T, H]
   }
-  out.attentional = torch::tanh(combine(torch::cat({context, s}, /*dim=*/-1)));  // [B, T, H]
-  out.logits = output(dropout(out.attentional));                                 // [B, T, V]
+  out.attentional = torch::tanh(nlpzoo::linear(torch::cat({context, s}, /*dim=*/-1), combine));  // [B, T, H]
+  out.logits = nlpzoo::linear(dropout(out.attentional), output);                              // [B, T, V]
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/linear.h"
 #include "models/masked_softmax.h"
 
 namespace nlpzoo {
@@ -88,7 +89,7 @@ torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const 
 KeyValue MultiHeadAttentionImpl::project_key_value(const torch::Tensor& key, const torch::Tensor& value) {
   TORCH_CHECK(key.dim() == 3 && value.dim() == 3, "key and value must be [B, S, d_model], got ", key.sizes(),
               " and ", value.sizes());
-  return {split_heads(W_K(key)), split_heads(W_V(value))};
+  return {split_heads(nlpzoo::linear(key, W_K)), split_heads(nlpzoo::linear(value, W_V))};
 }
 
 AttentionOutput MultiHeadAttentionImpl::forward_projected(const torch::Tensor& query, const KeyValue& memory,
@@ -97,7 +98,7 @@ AttentionOutput MultiHeadAttentionImpl::forward_projected(const torch::Tensor& q
   TORCH_CHECK(query.dim() == 3 && query.size(2) == options_.d_model(), "query must be [B, T, ",
               options_.d_model(), "], got ", query.sizes());
   const int64_t B = query.size(0), T = query.size(1), S = memory.k.size(2);
-  auto q = split_heads(W_Q(query));  // [B, H, T, d_k]
+  auto q = split_heads(nlpzoo::linear(query, W_Q));  // [B, H, T, d_k]
   torch::Tensor mask = allowed;
   if (mask.defined()) {
     TORCH_CHECK(mask.dim() == 2 || mask.dim() == 3, "attention mask must be [T, S] or [B, T, S], got ",
@@ -114,7 +115,7 @@ AttentionOutput MultiHeadAttentionImpl::forward_projected(const torch::Tensor& q
                                                        options_.relative_k() > 0 ? &rel : nullptr,
                                                        options_.dropout(), is_training());
   AttentionOutput out;
-  out.output = W_O(heads.transpose(1, 2).reshape({B, T, options_.d_model()}));  // Concat(heads) W_O
+  out.output = nlpzoo::linear(heads.transpose(1, 2).reshape({B, T, options_.d_model()}), W_O);  // Concat(heads) W_O
   if (need_weights) out.weights = weights;
   return out;
 }

@@ -1,6 +1,7 @@
 #include "models/transformer/layers.h"
 
 #include "models/enum_names.h"
+#include "models/linear.h"
 
 #include <stdexcept>
 
@@ -49,9 +50,9 @@ PositionwiseFeedForwardImpl::PositionwiseFeedForwardImpl(int64_t d_model, int64_
 }
 
 torch::Tensor PositionwiseFeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = linear1(x);
+  auto h = nlpzoo::linear(x, linear1);
   h = activation_ == Activation::kGelu ? torch::gelu(h) : torch::relu(h);
-  return linear2(h);
+  return nlpzoo::linear(h, linear2);
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& o) : options_(o) {

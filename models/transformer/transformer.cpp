@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "models/linear.h"
+
 namespace nlpzoo {
 
 namespace {
@@ -74,7 +76,7 @@ torch::Tensor TransformerSeq2SeqImpl::embed(torch::nn::Embedding& table, Learned
 }
 
 torch::Tensor TransformerSeq2SeqImpl::project(const torch::Tensor& h) {
-  return torch::matmul(h, tgt_embed->weight.t());
+  return nlpzoo::linear(h, tgt_embed->weight);
 }
 
 TransformerEncoding TransformerSeq2SeqImpl::encode(const torch::Tensor& src) {

@@ -1,0 +1,35 @@
+#pragma once
+// The affine map every decoding step of models/ runs through: torch::nn::functional::linear,
+// except for inference with a handful of rows, which one BLAS matrix-vector product per row does
+// faster. OpenBLAS 0.3.21's sgemm (Debian's, which LibTorch calls) packs the whole weight matrix
+// into its own layout at every call, however few rows the input has; a decoding step of one
+// sentence has 1 (greedy) to beam-size rows, and its weights are read once a step either way.
+// Measured on the 2-core EPYC (Python, the same LibTorch, 2 threads), time of linear over time of
+// one gemv per row, weight [8000, 512]: 5.1x at 1 row, 2.1x at 4, 1.7x at 5, 1.1x at 8, 0.5x at 16;
+// weight [1536, 512]: 4.6x, 1.9x, 1.5x, 0.9x, 0.5x; a [256, 256] weight gains nothing. OpenBLAS
+// 0.3.27 forwards such products to gemv itself (GEMM_GEMV_FORWARD), for one row only.
+#include <torch/torch.h>
+
+namespace nlpzoo {
+
+/// Rows at most this many (and a weight of at least kGemvMinWeight elements) run one gemv per row.
+inline constexpr int64_t kGemvMaxRows = 6;
+inline constexpr int64_t kGemvMinWeight = 1 << 18;
+
+/// True when linear(x, weight) takes the gemv path: no gradient is recorded (NoGradGuard or
+/// InferenceMode), x and weight are float32 on the CPU, x has 1 to kGemvMaxRows rows (all dims
+/// but the last), and weight has at least kGemvMinWeight elements.
+bool linear_uses_gemv(const torch::Tensor& x, const torch::Tensor& weight);
+
+/// y = x Wᵀ + b, as torch::nn::functional::linear.
+/// x: [..., in] float; weight: [out, in]; bias: [out] or undefined (none). Returns [..., out].
+/// On the gemv path (linear_uses_gemv) each output row is BLAS sgemv's, so it may differ from
+/// sgemm's in the last bits (summation order): a sentence decoded alone (beam 5: 5 rows) and in a
+/// batch of 64 can round differently, as results on two BLAS libraries would.
+/// Throws c10::Error when the shapes do not match.
+torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias = {});
+
+/// The same with a module's weight and bias (its forward, by the path above).
+torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer);
+
+}  // namespace nlpzoo
