@@ -4,10 +4,11 @@
 // faster. OpenBLAS 0.3.21's sgemm (Debian's, which LibTorch calls) packs the whole weight matrix
 // into its own layout at every call, however few rows the input has; a decoding step of one
 // sentence has 1 (greedy) to beam-size rows, and its weights are read once a step either way.
-// Measured on the 2-core EPYC (Python, the same LibTorch, 2 threads), time of linear over time of
-// one gemv per row, weight [8000, 512]: 5.1x at 1 row, 2.1x at 4, 1.7x at 5, 1.1x at 8, 0.5x at 16;
-// weight [1536, 512]: 4.6x, 1.9x, 1.5x, 0.9x, 0.5x; a [256, 256] weight gains nothing. OpenBLAS
-// 0.3.27 forwards such products to gemv itself (GEMM_GEMV_FORWARD), for one row only.
+// Measured on the 2-core EPYC (C++, this LibTorch, 2 threads), time of linear over time of one
+// gemv per row, weight [8000, 512]: 4.8x at 1 row, 1.7x at 5, 1.4x at 6, 1.2x at 7 and 8; [1536,
+// 512]: 4.5x, 1.6x, 1.3x, 1.2x, 1.0x; [1024, 256] (2^18 elements): 1.2x, 1.4x, 1.2x, 1.0x, 0.8x;
+// [512, 256] and [256, 256] lose at most row counts (0.3-1.4x). OpenBLAS 0.3.27 forwards such
+// products to gemv itself (GEMM_GEMV_FORWARD), for one row only.
 #include <torch/torch.h>
 
 namespace nlpzoo {
