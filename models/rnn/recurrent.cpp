@@ -57,9 +57,9 @@ std::vector<torch::Tensor> RecurrentImpl::flat_weights() const {
 }
 
 std::tuple<torch::Tensor, RecurrentState> RecurrentImpl::step_with_gemv(const torch::Tensor& x,
-                                                                        const RecurrentState& state) {
+                                                                        const RecurrentState& state,
+                                                                        const std::vector<torch::Tensor>& weights) {
   const int64_t L = options_.num_layers(), B = x.size(0), H = options_.hidden_size();
-  const auto weights = flat_weights();  // per layer: w_ih, w_hh, b_ih, b_hh
   auto h0 = state.h.defined() ? state.h : torch::zeros({L, B, H}, x.options());
   torch::Tensor c0;
   if (lstm_) c0 = state.c.defined() ? state.c : torch::zeros({L, B, H}, x.options());
@@ -97,9 +97,10 @@ std::tuple<torch::Tensor, RecurrentState> RecurrentImpl::forward(const torch::Te
                                                                  const torch::Tensor& lengths,
                                                                  const RecurrentState& state) {
   const int64_t T = x.size(1);
-  if (T == 1 && !lengths.defined() && !options_.bidirectional() && !is_training() &&
-      linear_uses_gemv(x, flat_weights()[1]))
-    return step_with_gemv(x, state);
+  if (T == 1 && !lengths.defined() && !options_.bidirectional() && !is_training()) {
+    const auto weights = flat_weights();
+    if (linear_uses_gemv(x, weights[1])) return step_with_gemv(x, state, weights);
+  }
   RecurrentState out_state;
   torch::optional<std::tuple<torch::Tensor, torch::Tensor>> hc;
   if (lstm_ && state.h.defined()) hc = std::make_tuple(state.h, state.c);

@@ -62,8 +62,10 @@ class RecurrentImpl : public torch::nn::Module {
  private:
   /// PyTorch's cell equations (torch.nn.GRU's docs; Cho et al. 2014 with the reset gate applied
   /// after W_hn, as cuDNN), layer by layer, in ATen's order of operations.
-  /// x: [B, 1, input_size]; state undefined = zeros.
-  std::tuple<torch::Tensor, RecurrentState> step_with_gemv(const torch::Tensor& x, const RecurrentState& state);
+  /// x: [B, 1, input_size]; state undefined = zeros; weights: flat_weights() (per layer w_ih, w_hh,
+  /// b_ih, b_hh).
+  std::tuple<torch::Tensor, RecurrentState> step_with_gemv(const torch::Tensor& x, const RecurrentState& state,
+                                                           const std::vector<torch::Tensor>& weights);
 
   RecurrentOptions options_;
   torch::nn::RNN rnn_{nullptr};
