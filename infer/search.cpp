@@ -25,6 +25,9 @@ void validate_length_options(const SearchOptions& o) {
   if (o.min_length < 0) throw UserError("--min-length must be >= 0 (got " + std::to_string(o.min_length) + ")");
   if (o.no_repeat_ngram_size < 0)
     throw UserError("--no-repeat-ngram-size must be >= 0 (got " + std::to_string(o.no_repeat_ngram_size) + ")");
+  if (!(o.repetition_penalty > 0) || !std::isfinite(o.repetition_penalty))
+    throw UserError("--repetition-penalty must be a finite number > 0 (got " + std::to_string(o.repetition_penalty) +
+                    "); 1 = off");
 }
 
 void check_source(const torch::Tensor& src) {
@@ -91,6 +94,25 @@ void block_repeated_ngrams(torch::Tensor& log_probs, const std::vector<const std
       flat.push_back(static_cast<int64_t>(r) * vocab + token);
   if (flat.empty()) return;
   log_probs.view(-1).index_fill_(0, long_tensor(flat, log_probs.device()), kNegInf);
+}
+
+// Multiplies log_probs[r][token] by repetition_penalty once for each distinct token row r
+// already holds (SearchOptions::repetition_penalty).
+void penalize_repeated_tokens(torch::Tensor& log_probs, const std::vector<const std::vector<int64_t>*>& rows,
+                              const SearchOptions& o) {
+  if (o.repetition_penalty == 1.0) return;
+  std::vector<int64_t> flat;
+  const int64_t vocab = log_probs.size(1);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::vector<int64_t> held(*rows[r]);
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
+    for (int64_t token : held) flat.push_back(static_cast<int64_t>(r) * vocab + token);
+  }
+  if (flat.empty()) return;
+  auto index = long_tensor(flat, log_probs.device());
+  auto all = log_probs.view(-1);
+  all.index_put_({index}, all.index({index}).mul_(o.repetition_penalty));
 }
 
 // Attention of a step on the host as [N, S] float, or undefined when not kept.
@@ -216,6 +238,7 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
     DecoderStep step = model.step(state, long_tensor(prev, device));
     auto usable = usable_log_probs(step.log_probs, vocab, t, options, step.log_probs.scalar_type());
     block_repeated_ngrams(usable, prefixes, options);
+    penalize_repeated_tokens(usable, prefixes, options);
     auto [best, arg] = usable.max(1);
     best = best.to(torch::kCPU, torch::kDouble).contiguous();
     arg = arg.to(torch::kCPU).contiguous();
@@ -303,6 +326,7 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
     DecoderStep step = model.step(state, long_tensor(prev, device));
     auto usable = usable_log_probs(step.log_probs, vocab, t, options, torch::kDouble);
     block_repeated_ngrams(usable, prefixes, options);
+    penalize_repeated_tokens(usable, prefixes, options);
     auto totals = usable + torch::tensor(beam_log_prob, torch::kDouble).to(device).unsqueeze(1);
     // K * V candidates per sentence; 2K of them always hold K non-EOS ones, since each
     // beam contributes at most one EOS candidate.

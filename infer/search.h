@@ -16,7 +16,8 @@
 //    neither ever appears in a training target, so choosing them is always a model error.
 //    The log-probs summed are the model's own, not renormalised. EOS is likewise never
 //    produced before min_length tokens, nor a token that repeats an n-gram of the
-//    hypothesis when no_repeat_ngram_size = n > 0.
+//    hypothesis when no_repeat_ngram_size = n > 0. With repetition_penalty != 1 the log-prob of a
+//    token the hypothesis already holds is scaled (see SearchOptions) and summed as scaled.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -71,6 +72,12 @@ struct SearchOptions {
   // --no-repeat-ngram-size, >= 0 (fairseq's): a token that would complete an n-gram the
   // hypothesis already contains gets log-prob -inf. 0 = off. n = 1 forbids any repeated token.
   int64_t no_repeat_ngram_size = 0;
+  // --repetition-penalty, finite and > 0 (Hugging Face's repetition_penalty): the log-prob of
+  // every token the hypothesis already holds is multiplied by it before choosing, so > 1 makes
+  // a repeat less likely (log-probs are <= 0) and 1 is off. Keskar et al. 2019 (CTRL), sec. 4.1,
+  // divide such tokens' logits by it; on log-probs Hugging Face multiplies, as here. The
+  // penalised log-prob is what the hypothesis sums and reports.
+  double repetition_penalty = 1.0;
   // --early-stopping (beam search only): see beam_search's stopping rule.
   EarlyStopping early_stopping = EarlyStopping::kNever;
   bool keep_attention = false;     // fill Hypothesis::attention
@@ -79,7 +86,8 @@ struct SearchOptions {
 /// The checks beam_search makes before it decodes (greedy_search makes the length ones), for a
 /// caller that wants bad options reported before slow work: --beam-size >= 1, --n-best in
 /// 1..--beam-size, --max-length >= 1, --max-length-ratio finite and >= 0, --length-penalty
-/// finite, --min-length >= 0, --no-repeat-ngram-size >= 0. Throws UserError naming the option and its value.
+/// finite, --min-length >= 0, --no-repeat-ngram-size >= 0, --repetition-penalty finite and > 0.
+/// Throws UserError naming the option and its value.
 void validate_search_options(const SearchOptions& options);
 
 /// One decoded target sentence.
@@ -88,7 +96,8 @@ struct Hypothesis {
   double log_prob = 0;          // sum of the chosen tokens' log-probs, EOS's included if finished
   // The model's log-prob of each predicted token, in order, EOS's last if finished: `length`
   // entries that sum to log_prob (fairseq's positional scores); greedy's stuck row (log_prob
-  // -inf: no possible token) has only its tokens' entries.
+  // -inf: no possible token) has only its tokens' entries. With repetition_penalty != 1 a
+  // repeated token's entry is its penalised log-prob, the value the search summed.
   std::vector<double> token_log_probs;
   double score = 0;             // log_prob / length_penalty(length)
   int64_t length = 0;           // tokens.size() + 1 if finished (EOS counts), else tokens.size()

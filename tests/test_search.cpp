@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -188,6 +189,12 @@ TEST(SearchOptionsValidation, BadOptionsNameTheFlag) {
   o.no_repeat_ngram_size = -1;
   EXPECT_NE(beam(o).find("--no-repeat-ngram-size"), std::string::npos);
   EXPECT_NE(greedy(o).find("--no-repeat-ngram-size"), std::string::npos);
+  for (double bad : {0.0, -1.5, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    o = SearchOptions();
+    o.repetition_penalty = bad;
+    EXPECT_NE(beam(o).find("--repetition-penalty"), std::string::npos) << bad;
+    EXPECT_NE(greedy(o).find("--repetition-penalty"), std::string::npos) << bad;
+  }
   // Greedy ignores the beam options.
   o = SearchOptions();
   o.beam_size = 0;
@@ -833,6 +840,47 @@ TEST(Search, NoRepeatNgramSizeBlocksRepeatedNgrams) {
     }
     EXPECT_FALSE(repeats_an_ngram(greedy_search(model, src, o)[0].tokens, n));
   }
+}
+
+// Hugging Face's repetition_penalty on log-probs: each token the hypothesis holds has its
+// log-prob multiplied by the penalty, and that product is what the hypothesis sums. The
+// decoder prefers a (0.6), then b (0.3), then EOS (0.1) at every step.
+TEST(Search, RepetitionPenaltyScalesTheLogProbsOfHeldTokens) {
+  TableDecoder model({}, {{kA, 0.6}, {kB, 0.3}, {kEosId, 0.1}});
+  auto src = one_source();
+  auto o = opts(3, 3, 0.0);
+  o.max_length = 8;
+  const double a = flog(0.6), b = flog(0.3), eos = flog(0.1);
+  // 2 log 0.6 = -1.02 still beats log 0.3 = -1.20: a repeats, as with no penalty.
+  o.repetition_penalty = 2;
+  auto g = greedy_search(model, src, o)[0];
+  EXPECT_EQ(g.tokens, Tokens(8, kA));
+  EXPECT_NEAR(g.log_prob, a + 7 * 2 * a, 1e-9);
+  expect_scored_consistently(g, o);
+  // 3 log 0.6 = -1.53: b comes second; then a (-1.53) beats b (-3.61) and EOS (-2.30) for good.
+  o.repetition_penalty = 3;
+  g = greedy_search(model, src, o)[0];
+  EXPECT_EQ(g.tokens, Tokens({kA, kB, kA, kA, kA, kA, kA, kA}));
+  EXPECT_FALSE(g.finished);
+  EXPECT_NEAR(g.token_log_probs[1], b, 1e-9);
+  EXPECT_NEAR(g.token_log_probs[2], 3 * a, 1e-9);
+  EXPECT_NEAR(g.log_prob, a + b + 6 * 3 * a, 1e-9);
+  expect_scored_consistently(g, o);
+  // 5 log 0.6 = -2.55: after a b, EOS (-2.30, never held) wins; no token was penalised.
+  o.repetition_penalty = 5;
+  g = greedy_search(model, src, o)[0];
+  EXPECT_EQ(g.tokens, Tokens({kA, kB}));
+  EXPECT_TRUE(g.finished);
+  EXPECT_NEAR(g.log_prob, a + b + eos, 1e-9);
+  for (double penalty : {2.0, 3.0, 5.0}) {
+    o.repetition_penalty = penalty;
+    const auto beams = beam_search(model, src, o);
+    for (const auto& h : beams[0]) expect_scored_consistently(h, o);
+  }
+  o.repetition_penalty = 5;
+  const auto best = beam_search(model, src, o)[0][0];  // a EOS (-2.81) beats greedy's a b EOS (-4.01)
+  EXPECT_EQ(best.tokens, Tokens({kA}));
+  EXPECT_NEAR(best.log_prob, a + eos, 1e-9);
 }
 
 namespace {

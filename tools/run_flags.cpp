@@ -26,6 +26,10 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
        "0 allows them)")
       ("no-repeat-ngram-size", po::value<int64_t>()->default_value(d.no_repeat_ngram_size),
        "forbid any n-gram of this size from appearing twice in one output, as fairseq (0 = off)")
+      ("repetition-penalty", po::value<double>()->default_value(d.repetition_penalty, "1"),
+       "multiply the log-probability of every piece the output already holds by this before choosing, as "
+       "Hugging Face's repetition_penalty: > 1 discourages repeats, 1 = off. Scores (and --token-scores) "
+       "then sum the penalised values")
       ("early-stopping", po::value<std::string>()->default_value("never"),
        "when beam search ends a sentence before the longest output. never: only when no live hypothesis can "
        "still beat the best finished one after length normalisation (exact); beam: as soon as --beam-size "
@@ -39,7 +43,7 @@ void add_search_flags(po::options_description& desc, bool with_n_best) {
     desc.add_options()("token-scores", po::bool_switch(),
                        "print every hypothesis (even with --n-best 1) as 'i ||| text ||| score ||| log-probs', the "
                        "last field the model's log-probability of each output piece, EOS's last (fairseq's "
-                       "positional scores)");
+                       "positional scores; a repeated piece's penalised with --repetition-penalty)");
 }
 
 SearchOptions search_options(const po::variables_map& vm) {
@@ -51,6 +55,7 @@ SearchOptions search_options(const po::variables_map& vm) {
   o.max_length = vm["max-length"].as<int64_t>();
   o.min_length = vm["min-length"].as<int64_t>();
   o.no_repeat_ngram_size = vm["no-repeat-ngram-size"].as<int64_t>();
+  o.repetition_penalty = vm["repetition-penalty"].as<double>();
   o.early_stopping = parse_early_stopping(vm["early-stopping"].as<std::string>());
   if (vm.count("n-best")) o.n_best = vm["n-best"].as<int64_t>();
   validate_search_options(o);
