@@ -11,11 +11,14 @@
 # family), WordSim ρ, with the ratios ours/peer; writes OUT/table.txt.
 #   bench/embeddings.sh [--data DIR (default data/english)] [--config INI] [--epochs N (5)]
 #                       [--threads N (2)] [--seed N] [--out DIR] [--skip-fasttext] [--skip-gensim]
-#                       [--gensim-one-worker]
+#                       [--gensim-one-worker] [--gensim-iterable]
 # --gensim-one-worker adds a column "gensim1w": gensim again with one worker. In corpus_file mode
 # each gensim worker decays the rate by the share of the lines *it* has read, so with 2 workers
 # the rate falls only halfway each epoch; one worker follows the schedule the config asks for
 # (README, "Word2vec against gensim"): the like-for-like quality column for word2vec.
+# --gensim-iterable adds "gensimit": gensim with the same workers reading the corpus as an
+# iterable (LineSentence: one reader hands jobs to the workers), where the rate follows the whole
+# corpus's progress; it tells gensim's schedule in corpus_file mode from its worker count.
 # --seed N seeds every tool alike (ours' config seed, gensim's seed, fastText's -seed; default:
 # each one's own default; glove.c's run.sh takes no seed, so with a GloVe config it seeds ours
 # only); with 2 threads a tool's runs still vary a little, so compare seed means.
@@ -41,6 +44,7 @@ OUT=""
 FASTTEXT=1
 GENSIM=1
 GENSIM_ONE=0
+GENSIM_IT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;
@@ -52,7 +56,8 @@ while [ $# -gt 0 ]; do
     --skip-fasttext) FASTTEXT=0; shift ;;
     --skip-gensim) GENSIM=0; shift ;;
     --gensim-one-worker) GENSIM_ONE=1; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    --gensim-iterable) GENSIM_IT=1; shift ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -168,8 +173,8 @@ timed ours "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$OUT
   --max_epochs "$EPOCHS" ${SEED:+--seed "$SEED"}
 evaluate ours --run-dir "$OUT/ours" --checkpoint last
 
-gensim() {  # name, workers
-  timed "$1" /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/$1" --sg "$SG" \
+gensim() {  # name, workers, input mode
+  timed "$1" /usr/bin/python3 bench/embeddings_ref.py --corpus "$CORPUS" --out "$OUT/$1" --input "$3" --sg "$SG" \
     --hs "$HS" --dim "$DIM" --window "$WINDOW" --negative "$NEG" --min-count "$MIN_COUNT" --sample "$SAMPLE" \
     --epochs "$EPOCHS" --alpha "$LR" --min-alpha "$MIN_LR" --workers "$2" --minn "$MINN" --maxn "$MAXN" \
     --bucket "$BUCKET" ${SEED:+--seed "$SEED"}
@@ -177,10 +182,14 @@ gensim() {  # name, workers
 }
 if [ "$GENSIM" = 1 ]; then
   echo "== gensim $(/usr/bin/python3 -c 'import gensim; print(gensim.__version__)')"
-  gensim gensim "$THREADS"
+  gensim gensim "$THREADS" corpus_file
   if [ "$GENSIM_ONE" = 1 ]; then
     echo "== gensim, one worker"
-    gensim gensim1w 1
+    gensim gensim1w 1 corpus_file
+  fi
+  if [ "$GENSIM_IT" = 1 ]; then
+    echo "== gensim, $THREADS workers, the corpus as an iterable"
+    gensim gensimit "$THREADS" iterable
   fi
 fi
 
@@ -198,7 +207,7 @@ import json, os, sys
 out, epochs = sys.argv[1], int(sys.argv[2])
 nan = float("nan")
 words = int(open(f"{out}/corpus_words.txt").read()) * epochs
-tools = [t for t in ("ours", "gensim", "gensim1w", "fasttext") if os.path.exists(f"{out}/{t}.eval.json")]
+tools = [t for t in ("ours", "gensim", "gensim1w", "gensimit", "fasttext") if os.path.exists(f"{out}/{t}.eval.json")]
 def rss(t):
     for line in open(f"{out}/{t}.time"):
         if "Maximum resident set size" in line:
@@ -216,7 +225,7 @@ col = {}
 for t in tools:
     wall = float(open(f"{out}/{t}.wall").read())
     col[t] = dict(score(t), wall=wall, wps=words / wall, rss=rss(t))
-for t in ("gensim", "gensim1w"):
+for t in ("gensim", "gensim1w", "gensimit"):
     if t in col:
         g = json.load(open(f"{out}/{t}.json"))
         col[t]["train_wps"] = g["raw_words"] / g["train_seconds"]
