@@ -14,7 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "datasets/io.h"
+#include "core/io.h"
+#include "core/utf8.h"
 
 namespace nlpzoo {
 
@@ -28,20 +29,8 @@ bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-// Decodes the UTF-8 code point starting at s[i]; malformed bytes decode as themselves.
-char32_t code_point_at(const std::string& s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
-  if (c < 0x80) return c;
-  if ((c & 0xE0) == 0xC0 && cont(i + 1)) return ((c & 0x1F) << 6) | (b(i + 1) & 0x3F);
-  if ((c & 0xF0) == 0xE0 && cont(i + 1) && cont(i + 2))
-    return ((c & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
-  if ((c & 0xF8) == 0xF0 && cont(i + 1) && cont(i + 2) && cont(i + 3))
-    return ((c & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) |
-           (b(i + 3) & 0x3F);
-  return c;
-}
+// The code point starting at s[i]; malformed bytes decode as themselves.
+char32_t code_point_at(const std::string& s, size_t i) { return decode_utf8_at(s, i).value; }
 
 char32_t last_code_point(const std::string& s) {
   if (s.empty()) return 0;
@@ -60,24 +49,6 @@ bool is_word_char(char32_t c) {
 
 bool ends_clause(char32_t c) {
   return c == ',' || c == ';' || c == ':' || c == '.' || c == '!' || c == '?';
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 // Appends the entity starting at s[i] ('&') and returns its length, or 0 if it is none.

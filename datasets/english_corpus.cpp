@@ -14,7 +14,8 @@
 #include <utility>
 
 #include "datasets/bible.h"
-#include "datasets/io.h"
+#include "core/io.h"
+#include "core/utf8.h"
 
 namespace nlpzoo {
 
@@ -41,25 +42,9 @@ bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 // The code point at s[i] and its length in bytes; a malformed sequence reads as U+FFFD
 // (a separator) of length 1.
 char32_t decode_utf8(const std::string& s, size_t i, size_t& len) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xC0) == 0x80; };
-  const unsigned char c = b(i);
-  len = 1;
-  if (c < 0x80) return c;
-  if ((c & 0xE0) == 0xC0 && cont(i + 1)) {
-    len = 2;
-    return ((c & 0x1F) << 6) | (b(i + 1) & 0x3F);
-  }
-  if ((c & 0xF0) == 0xE0 && cont(i + 1) && cont(i + 2)) {
-    len = 3;
-    return ((c & 0x0F) << 12) | ((b(i + 1) & 0x3F) << 6) | (b(i + 2) & 0x3F);
-  }
-  if ((c & 0xF8) == 0xF0 && cont(i + 1) && cont(i + 2) && cont(i + 3)) {
-    len = 4;
-    return ((c & 0x07) << 18) | ((b(i + 1) & 0x3F) << 12) | ((b(i + 2) & 0x3F) << 6) |
-           (b(i + 3) & 0x3F);
-  }
-  return 0xFFFD;
+  const Utf8CodePoint u = decode_utf8_at(s, i);
+  len = u.length;
+  return u.valid ? u.value : 0xFFFD;
 }
 
 // Latin-1 letters U+00C0..U+00FF folded to lowercase ASCII (nullptr: × and ÷).

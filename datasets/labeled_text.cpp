@@ -6,8 +6,8 @@
 
 #include <iostream>
 
-#include "datasets/io.h"
-#include "train/config.h"
+#include "core/io.h"
+#include "core/config.h"
 
 namespace nlpzoo {
 

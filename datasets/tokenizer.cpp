@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/sentencepiece_shim/spm_shim.h"
 #include "datasets/special_ids.h"
 

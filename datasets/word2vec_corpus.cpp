@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 // The binary format stores little-endian floats; they are copied byte for byte.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__

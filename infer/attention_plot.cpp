@@ -6,7 +6,7 @@
 #include <cmath>
 #include <memory>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/png_canvas.h"
 
 namespace nlpzoo {

@@ -5,7 +5,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "datasets/io.h"
+#include "core/io.h"
+#include "core/utf8.h"
 
 namespace nlpzoo {
 
@@ -22,47 +23,12 @@ struct Unit {
 std::vector<Unit> decode_utf8(const std::string& s) {
   std::vector<Unit> out;
   out.reserve(s.size());
-  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = b[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    int32_t cp = -1;
-    if (len == 1) {
-      cp = c;
-    } else if (len > 1 && i + len <= s.size()) {
-      cp = c & (0x7F >> len);
-      for (size_t k = 1; k < len; ++k) {
-        if ((b[i + k] & 0xC0) != 0x80) {
-          cp = -1;
-          break;
-        }
-        cp = (cp << 6) | (b[i + k] & 0x3F);
-      }
-    }
-    if (cp < 0) len = 1;
-    out.push_back({cp, i, len});
-    i += len;
+  for (size_t i = 0; i < s.size();) {
+    const Utf8CodePoint u = decode_utf8_at(s, i);
+    out.push_back({u.valid ? static_cast<int32_t>(u.value) : -1, i, u.length});
+    i += u.length;
   }
   return out;
-}
-
-void append_utf8(std::string& out, int32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // Python's str.isspace() set, which str.split() and str.rstrip() use.

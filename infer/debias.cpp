@@ -9,7 +9,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/embedding_queries.h"
 
 namespace nlpzoo {

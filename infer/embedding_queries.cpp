@@ -4,7 +4,7 @@
 #include <cctype>
 #include <limits>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/script_twin.h"
 

@@ -61,7 +61,7 @@ namespace nlpzoo {
 torch::jit::Module script_seq2seq(Seq2SeqImpl& model);
 
 /// Scripts `model`, moves the twin to the CPU (so the file loads on any machine) and saves it
-/// atomically (datasets/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes:
+/// atomically (core/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes:
 /// e.g. "config.ini", "spm.src.model"; read back with torch::jit::load's ExtraFilesMap or
 /// Python's `_extra_files`) plus a "README.txt" (seq2seq_export_readme). `model` itself is
 /// not changed. Throws std::invalid_argument if `extra_files` names "README.txt" itself,

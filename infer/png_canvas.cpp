@@ -1,6 +1,6 @@
 #include "infer/png_canvas.h"
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 
 namespace nlpzoo {

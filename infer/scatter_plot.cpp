@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/png_canvas.h"
 
 namespace nlpzoo {

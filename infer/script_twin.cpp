@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

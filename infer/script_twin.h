@@ -45,7 +45,7 @@ void add_bool_attribute(torch::jit::Module& twin, const std::string& name, bool 
 void add_string_attribute(torch::jit::Module& twin, const std::string& name, const std::string& value);
 
 /// Moves `twin` to the CPU (so the file loads on any machine) and saves it atomically
-/// (datasets/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes) plus
+/// (core/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes) plus
 /// "README.txt" = `readme`. Throws std::invalid_argument("<who>: ...") if `extra_files`
 /// names "README.txt" itself, before writing anything; UserError naming `out_path` if it
 /// cannot be written (missing folder, no permission, full disk), leaving any earlier file

@@ -10,7 +10,7 @@
 
 #include "datasets/batching.h"
 #include "datasets/special_ids.h"
-#include "train/precision.h"
+#include "core/precision.h"
 
 namespace nlpzoo {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/embedding_queries.h"
 #include "infer/sampling.h"

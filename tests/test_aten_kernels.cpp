@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/test_util.h"
-#include "train/aten_kernels.h"
+#include "core/aten_kernels.h"
 
 using namespace nlpzoo;
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/attention_plot.h"
 
 namespace nlpzoo {

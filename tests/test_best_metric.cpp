@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/trainer.h"

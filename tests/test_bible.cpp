@@ -16,7 +16,7 @@
 
 #include "datasets/bible.h"
 #include "tests/test_util.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/parallel_corpus.h"
 
 namespace nlpzoo {

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
-#include "train/blas_core.h"
+#include "core/blas_core.h"
 
 using namespace nlpzoo;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/bleu.h"
 #include "tests/test_util.h"
 

@@ -14,7 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_v1.h"

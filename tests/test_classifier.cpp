@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/labeled_text.h"
 #include "datasets/special_ids.h"
 #include "datasets/text_normalization.h"

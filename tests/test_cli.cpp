@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/search.h"
 #include "tests/test_util.h"
 #include "train/task.h"

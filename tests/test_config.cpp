@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "train/tasks/component_schemas.h"
 #include "train/tasks/registry.h"

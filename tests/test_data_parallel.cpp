@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"

@@ -9,10 +9,11 @@
 #include <fstream>
 #include <random>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word_vectors.h"
 #include "infer/debias.h"
 #include "infer/embedding_eval.h"
+#include "core/statistics.h"
 #include "infer/embedding_queries.h"
 #include "infer/projection.h"
 #include "infer/scatter_plot.h"

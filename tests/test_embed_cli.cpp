@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word_vectors.h"
 #include "tests/test_util.h"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word_vectors.h"
 #include "infer/debias.h"
 #include "tests/test_util.h"

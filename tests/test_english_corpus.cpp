@@ -16,7 +16,7 @@
 
 #include "datasets/bible.h"
 #include "datasets/english_corpus.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 
 namespace nlpzoo {

@@ -13,7 +13,7 @@
 #include <regex>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "train/metrics.h"
 #include "train/tasks/registry.h"

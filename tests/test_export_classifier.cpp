@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/export_classifier.h"
 #include "tests/test_util.h"
 #include "tests/twin_util.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
 

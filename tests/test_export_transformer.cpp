@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "tests/test_util.h"
 #include "tests/twin_util.h"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word_vectors.h"
 #include "infer/export_word_vectors.h"
 #include "tests/test_util.h"

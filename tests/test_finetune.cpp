@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "models/bert/bert.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/registry.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/export_lm.h"
 #include "infer/sampling.h"

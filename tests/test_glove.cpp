@@ -11,7 +11,7 @@
 #include <set>
 
 #include "datasets/cooccurrence.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "models/embeddings/glove.h"
 #include "models/embeddings/glove_sgd.h"
 #include "tests/test_util.h"

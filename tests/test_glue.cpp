@@ -9,13 +9,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/labeled_text.h"
 #include "datasets/special_ids.h"
 #include "infer/classification_metrics.h"
-#include "infer/embedding_eval.h"  // pearson_r, spearman_rho
+#include "core/statistics.h"
 #include "tests/test_util.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
 #include "train/trainer.h"
@@ -56,7 +56,7 @@ TEST(GlueMetrics, MatthewsCorrelationOnKnownConfusionMatrices) {
   EXPECT_THROW(scores_from_confusion({{0, 0}, {0, 0}}, {"0", "1"}), std::invalid_argument);
 }
 
-// The regression task's scores are infer/embedding_eval.h's pearson_r and spearman_rho (tested
+// The regression task's scores are core/statistics.h's pearson_r and spearman_rho (tested
 // there too); here on STS-B-like values with ties.
 TEST(GlueMetrics, PearsonAndSpearmanWithTies) {
   const std::vector<double> x = {1, 2, 3, 4, 5}, y = {2, 4, 5, 4, 5};

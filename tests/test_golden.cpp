@@ -13,14 +13,14 @@
 #include <map>
 #include <set>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/golden.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_v1.h"
-#include "train/cpu_features.h"
-#include "train/precision.h"
-#include "train/safetensors.h"
+#include "core/cpu_features.h"
+#include "core/precision.h"
+#include "core/safetensors.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -11,7 +11,7 @@
 #include <regex>
 
 #include "datasets/bible.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "models/rnn/language_model.h"
 #include "tests/test_util.h"

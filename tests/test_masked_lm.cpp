@@ -16,7 +16,7 @@
 #include "datasets/special_ids.h"
 #include "models/bert/bert.h"
 #include "tests/test_util.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/registry.h"
 #include "train/flat_parameters.h"

@@ -8,14 +8,14 @@
 #include <set>
 
 #include "datasets/batching.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/translator.h"
 #include "models/bert/bert.h"
 #include "models/transformer/transformer.h"
 #include "tests/golden.h"
 #include "tests/test_util.h"
 #include "train/losses.h"
-#include "train/precision.h"
+#include "core/precision.h"
 #include "train/tasks/translation_model.h"
 #include "train/trainer.h"
 

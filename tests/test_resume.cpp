@@ -10,11 +10,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/golden.h"
 #include "tests/test_util.h"
-#include "train/cpu_features.h"
-#include "train/safetensors.h"
+#include "core/cpu_features.h"
+#include "core/safetensors.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

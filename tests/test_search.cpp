@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/search.h"
 #include "tests/test_util.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tests/test_util.h"
 #include "datasets/special_ids.h"
 #include "datasets/tokenizer.h"

@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "datasets/batching.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "models/seq2seq/seq2seq.h"
 #include "tests/test_util.h"
 #include "train/checkpoint.h"

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "datasets/batching.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 
 namespace nlpzoo::test {

@@ -19,7 +19,7 @@
 #include <random>
 #include <set>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/subwords.h"
 #include "datasets/word2vec_corpus.h"
 #include "models/embeddings/parallel_chunks.h"

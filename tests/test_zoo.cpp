@@ -8,9 +8,9 @@
 #include <regex>
 #include <set>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "train/checkpoint.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 extern char** environ;
 

@@ -1,6 +1,6 @@
 // nlpzoo bench matmul: the machine's dense matrix-multiply rate through LibTorch, the yardstick
 // bench/ divides training FLOP/s by (model FLOP utilisation). --compare measures it once per
-// OpenBLAS core (train/blas_core.h) in a child process each, as OpenBLAS reads
+// OpenBLAS core (core/blas_core.h) in a child process each, as OpenBLAS reads
 // OPENBLAS_CORETYPE only when it loads.
 // nlpzoo bench optimizer: the time of one optimizer step over a trained run's parameters, with
 // the Trainer's optimizer (make_optimizer: the run's optimizer, options and weight-decay
@@ -13,13 +13,13 @@
 #include <iostream>
 #include <regex>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"
-#include "train/aten_kernels.h"
-#include "train/blas_core.h"
+#include "core/aten_kernels.h"
+#include "core/blas_core.h"
 #include "train/flat_parameters.h"
 #include "train/trainer.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/bleu.h"
 #include "tools/command.h"
 #include "tools/options.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "train/checkpoint.h"

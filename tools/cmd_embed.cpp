@@ -9,7 +9,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word_vectors.h"
 #include "infer/debias.h"
 #include "infer/embedding_eval.h"

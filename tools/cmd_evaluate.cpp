@@ -6,7 +6,7 @@
 
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/search.h"
 #include "tools/command.h"
 #include "tools/options.h"

@@ -2,7 +2,7 @@
 // tokenizers and config, for torch.jit.load in Python or torch::jit::load in C++.
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"

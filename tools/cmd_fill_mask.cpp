@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/sampling.h"
 #include "tools/command.h"
 #include "tools/options.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/command.h"
 #include "tools/local_workers.h"
 #include "tools/options.h"

@@ -2,7 +2,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/attention_plot.h"
 #include "infer/translator.h"
 #include "tools/command.h"

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/script_twin.h"
 #include "tools/child_process.h"
 #include "tools/command.h"

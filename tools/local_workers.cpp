@@ -15,7 +15,7 @@
 #include <map>
 #include <thread>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 extern char** environ;
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <thread>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "tools/command.h"
-#include "train/aten_kernels.h"
-#include "train/blas_core.h"
+#include "core/aten_kernels.h"
+#include "core/blas_core.h"
 
 namespace nlpzoo::cli {
 
@@ -25,7 +25,7 @@ std::vector<Command>& registry() {
 // unset, OpenMP workers spin while OpenBLAS's threads run the matrix products and each
 // side slows the other (2.5-2.8x on 2 cores), so we set it and re-execute ourselves once.
 // OpenBLAS likewise reads OPENBLAS_CORETYPE when it is loaded: a better core for this CPU
-// (train/blas_core.h) is set in the same re-execution. ATen's kernels (train/aten_kernels.h)
+// (core/blas_core.h) is set in the same re-execution. ATen's kernels (core/aten_kernels.h)
 // are chosen first, before anything below runs an operator, so that they take effect without
 // one. Returns false after printing an error.
 bool prepare_environment(char** argv) {

@@ -27,7 +27,7 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
 
 #include <filesystem>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo::cli {
 

@@ -1,6 +1,6 @@
 #include "tools/run_flags.h"
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "train/trainer.h"
 
 namespace nlpzoo::cli {

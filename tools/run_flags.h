@@ -5,7 +5,7 @@
 
 #include "infer/search.h"
 #include "tools/options.h"
-#include "train/precision.h"
+#include "core/precision.h"
 #include "train/tasks/mask_filler.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/sentence_classifier.h"

@@ -15,9 +15,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "train/checkpoint_v1.h"
-#include "train/safetensors.h"
+#include "core/safetensors.h"
 
 namespace nlpzoo {
 

@@ -5,7 +5,7 @@
 // optimizer archive does not keep the learning rate reliably, so the rate and the schedule
 // state are stored here too. Written atomically.
 //
-// Version 2 (written since 2026-12) is the safetensors layout (train/safetensors.h), so that
+// Version 2 (written since 2026-12) is the safetensors layout (core/safetensors.h), so that
 // loading runs nothing from the file: tensors "model.<parameter or buffer>",
 // "optimizer.<i>.<field>" (i: the parameter's index in the optimizer's param_groups order;
 // fields as LibTorch's ParamStates name them: step, exp_avg, exp_avg_sq, max_exp_avg_sq,

@@ -7,8 +7,8 @@
 #include <map>
 #include <regex>
 
-#include "datasets/io.h"
-#include "train/safetensors.h"
+#include "core/io.h"
+#include "core/safetensors.h"
 
 namespace nlpzoo {
 

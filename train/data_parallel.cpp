@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

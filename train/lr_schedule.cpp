@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "train/config.h"
+#include "core/config.h"
 
 namespace nlpzoo {
 

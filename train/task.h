@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "train/config.h"
+#include "core/config.h"
 #include "train/metrics.h"
 
 namespace nlpzoo {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

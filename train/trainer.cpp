@@ -12,9 +12,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "train/checkpoint.h"
-#include "train/precision.h"
+#include "core/precision.h"
 #include "train/prefetcher.h"
 #include "train/train_log.h"
 

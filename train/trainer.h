@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "train/checkpoint.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/lr_schedule.h"
 #include "train/task.h"
 

@@ -2,11 +2,11 @@
 // regression) and the
 // TorchScript twin; the SentenceClassifier capability (predict, labels) is in
 // classification_task.cpp.
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/classification_metrics.h"
 #include "infer/export_bert.h"
 #include "infer/export_classifier.h"
-#include "infer/embedding_eval.h"  // pearson_r, spearman_rho
+#include "core/statistics.h"
 #include "train/evaluation.h"
 #include "train/tasks/classification_task.h"
 

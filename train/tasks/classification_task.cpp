@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "datasets/batching.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "datasets/word_vectors.h"
 #include "infer/classification_metrics.h"
-#include "infer/embedding_eval.h"  // pearson_r, spearman_rho
+#include "core/statistics.h"
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
 #include "train/checkpoint_v1.h"

@@ -106,7 +106,7 @@ class ClassificationTask : public Task, public SentenceClassifier {
   /// regression, "prediction" and "target" [N] (each example's value at its row of the split).
   LossOutput loss(const Batch& batch) override;
   /// accuracy, macro_f1, mcc (infer/classification_metrics.h) from the confusion matrix; or
-  /// pearson, spearman (pearson_r, spearman_rho of infer/embedding_eval.h; NaN while the
+  /// pearson, spearman (pearson_r, spearman_rho of core/statistics.h; NaN while the
   /// predictions are constant).
   std::map<std::string, double> validation_metrics(const std::map<std::string, torch::Tensor>& sums,
                                                    int64_t examples) const override;

@@ -1,6 +1,6 @@
 #include "train/tasks/component_schemas.h"
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

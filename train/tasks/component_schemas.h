@@ -8,7 +8,7 @@
 #include "models/rnn/recurrent.h"
 #include "models/transformer/layers.h"
 #include "models/transformer/positional.h"
-#include "train/config.h"
+#include "core/config.h"
 
 namespace nlpzoo {
 

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "models/embeddings/glove_sgd.h"
 
 namespace nlpzoo {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "train/losses.h"
 #include "train/tasks/component_schemas.h"

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "datasets/english_corpus.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/export_bert.h"
 #include "train/tasks/masked_lm_task.h"

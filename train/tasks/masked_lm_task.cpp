@@ -8,7 +8,7 @@
 #include <random>
 
 #include "datasets/english_corpus.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "train/evaluation.h"
 #include "train/tasks/component_schemas.h"

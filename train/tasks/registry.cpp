@@ -2,7 +2,7 @@
 
 #include <functional>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "train/tasks/glove_task.h"
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/masked_lm_task.h"

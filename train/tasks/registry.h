@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "train/checkpoint.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/task.h"
 
 namespace nlpzoo {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

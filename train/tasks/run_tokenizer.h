@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "datasets/tokenizer.h"
-#include "train/config.h"
+#include "core/config.h"
 #include "train/task.h"
 
 namespace nlpzoo {

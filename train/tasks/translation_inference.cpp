@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "infer/bleu.h"
 #include "infer/export_seq2seq.h"
 #include "infer/export_transformer.h"

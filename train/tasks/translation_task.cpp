@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "datasets/batching.h"
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/special_ids.h"
 #include "infer/search.h"
 #include "train/losses.h"

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "models/embeddings/word2vec_sgd.h"
 
 namespace nlpzoo {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "datasets/io.h"
+#include "core/io.h"
 #include "datasets/word2vec_corpus.h"
 
 namespace fs = std::filesystem;

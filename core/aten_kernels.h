@@ -1,6 +1,6 @@
 #pragma once
 // Which vectorised CPU kernels ATen runs: element-wise operators, activations (tanh, GELU,
-// sigmoid), softmax, layer norm, reductions; matrix products go to the BLAS (train/blas_core.h).
+// sigmoid), softmax, layer norm, reductions; matrix products go to the BLAS (core/blas_core.h).
 // LibTorch compiles each such kernel for several instruction sets and picks one per process,
 // once, at the first operator call: ATEN_CPU_CAPABILITY (default | avx2 | avx512) if set, else
 // its own CPU check. Debian's LibTorch 1.13 picks AVX2 on the AVX-512 EPYC these benches run on
@@ -10,7 +10,7 @@
 // the CPU has AVX-512 F, BW, VL and DQ and FMA; nlpzoo applies that rule itself.
 #include <string>
 
-#include "train/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace nlpzoo {
 

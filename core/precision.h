@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "train/config.h"
-#include "train/cpu_features.h"
+#include "core/config.h"
+#include "core/cpu_features.h"
 
 namespace nlpzoo {
 

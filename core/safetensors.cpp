@@ -1,4 +1,4 @@
-#include "train/safetensors.h"
+#include "core/safetensors.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <nlohmann/json.hpp>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors stores little-endian bytes");
 

@@ -1,4 +1,4 @@
-#include "datasets/io.h"
+#include "core/io.h"
 
 #include <signal.h>
 #include <unistd.h>

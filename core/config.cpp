@@ -1,4 +1,4 @@
-#include "train/config.h"
+#include "core/config.h"
 
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

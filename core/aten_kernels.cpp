@@ -1,4 +1,4 @@
-#include "train/aten_kernels.h"
+#include "core/aten_kernels.h"
 
 #include <ATen/Version.h>
 

@@ -1,4 +1,4 @@
-#include "train/blas_core.h"
+#include "core/blas_core.h"
 
 #include <dlfcn.h>
 #include <strings.h>
@@ -9,7 +9,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "train/cpu_features.h"
+#include "core/cpu_features.h"
 
 namespace nlpzoo {
 

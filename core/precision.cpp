@@ -1,9 +1,9 @@
-#include "train/precision.h"
+#include "core/precision.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include "datasets/io.h"
+#include "core/io.h"
 
 namespace nlpzoo {
 
