@@ -1,7 +1,9 @@
 #include "core/config.h"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +13,7 @@
 namespace nlpzoo {
 
 namespace po = boost::program_options;
+namespace fs = std::filesystem;
 
 ConfigSchema& ConfigSchema::add(const std::string& key, const std::string& default_value,
                                 const std::string& help, std::vector<std::string> choices) {
@@ -129,6 +132,79 @@ void apply_ini(Config& config, const ConfigSchema& schema, const std::string& te
   }
 }
 
+// A leading UTF-8 byte-order mark, which some editors write, is not part of the first key.
+std::string without_bom(std::string text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return text;
+}
+
+// The value of a top-level `key = value` line of INI text and its line number (0: none).
+std::pair<std::string, int64_t> find_key(const std::string& text, const std::string& wanted) {
+  std::istringstream in(text);
+  int64_t line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    line = line.substr(0, line.find('#'));
+    const auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const auto trim = [](std::string x) {
+      x.erase(0, x.find_first_not_of(" \t"));
+      x.erase(x.find_last_not_of(" \t\r") + 1);
+      return x;
+    };
+    if (trim(line.substr(0, eq)) == wanted) return {trim(line.substr(eq + 1)), line_no};
+  }
+  return {"", 0};
+}
+
+// The text with line `line_no` (1-based) left empty, so that the other lines keep their numbers.
+std::string blank_line(const std::string& text, int64_t line_no) {
+  std::istringstream in(text);
+  std::string out;
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) out += (++n == line_no ? "" : line) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::vector<IniFile> preset_chain(const std::string& ini_path) {
+  std::vector<IniFile> chain;  // the named file first, then its base, ...
+  std::vector<std::string> seen;
+  std::string path = ini_path;
+  std::string named_by;  // "file:line" of the `base` line that named `path`
+  while (true) {
+    if (!fs::is_regular_file(path)) {
+      if (named_by.empty()) require_file(path, "config");
+      throw UserError(named_by + ": base config '" + path + "' does not exist (base = NAME reads NAME.ini beside " +
+                      "this file; a path is relative to this file's folder)");
+    }
+    const std::string canonical = fs::weakly_canonical(path).string();
+    for (const auto& earlier : seen)
+      if (earlier == canonical) {
+        std::string cycle;
+        for (const auto& f : chain) cycle += f.path + " -> ";
+        throw UserError(named_by + ": base configs form a cycle: " + cycle + path);
+      }
+    seen.push_back(canonical);
+    std::string text = without_bom(read_file(path));
+    check_ini_text(text, path);
+    const auto [base, line_no] = find_key(text, "base");
+    if (line_no > 0) text = blank_line(text, line_no);
+    chain.push_back({path, text});
+    if (line_no == 0) break;
+    if (base.empty()) throw UserError(path + ":" + std::to_string(line_no) + ": 'base' needs a config name or path");
+    fs::path next = fs::path(path).parent_path() / base;
+    if (!next.has_extension()) next += ".ini";
+    named_by = path + ":" + std::to_string(line_no);
+    path = next.lexically_normal().string();
+  }
+  std::reverse(chain.begin(), chain.end());  // the deepest base first: later files override
+  return chain;
+}
+
+namespace {
+
 Config defaults(const ConfigSchema& schema) {
   Config c;
   for (const auto& k : schema.keys()) c.set(k.key, k.default_value);
@@ -141,8 +217,7 @@ Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
                        const std::vector<std::string>& overrides) {
   Config config = defaults(schema);
   if (!ini_path.empty()) {
-    require_file(ini_path, "config");
-    apply_ini(config, schema, read_file(ini_path), ini_path);
+    for (const auto& file : preset_chain(ini_path)) apply_ini(config, schema, file.text, file.path);
   }
   try {
     apply(config, schema, po::command_line_parser(overrides).options(describe(schema)).allow_unregistered().run(),
@@ -155,7 +230,7 @@ Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
 
 Config Config::from_ini_text(const ConfigSchema& schema, const std::string& text, const std::string& origin) {
   Config config = defaults(schema);
-  apply_ini(config, schema, text, origin);
+  apply_ini(config, schema, without_bom(text), origin);
   return config;
 }
 
@@ -227,19 +302,13 @@ double config_double_at_least(const Config& c, const std::string& key, double mi
 }
 
 std::string read_task_name(const std::string& ini_path) {
-  require_file(ini_path, "config");
-  check_ini_text(read_file(ini_path), ini_path);
-  std::ifstream in(ini_path);
-  po::options_description desc;
-  desc.add_options()("task", po::value<std::string>());
-  po::variables_map vm;
-  try {
-    po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/true), vm);
-  } catch (const po::error& e) {
-    throw UserError(ini_path + ": " + e.what());
+  std::string task;
+  for (const auto& file : preset_chain(ini_path)) {
+    const auto [value, line_no] = find_key(file.text, "task");
+    if (line_no > 0) task = value;
   }
-  if (!vm.count("task")) throw UserError(ini_path + ": missing the 'task' key (e.g. task = translation)");
-  return vm["task"].as<std::string>();
+  if (task.empty()) throw UserError(ini_path + ": missing the 'task' key (e.g. task = translation)");
+  return task;
 }
 
 }  // namespace nlpzoo

@@ -42,7 +42,7 @@ class ConfigSchema {
 class Config {
  public:
   Config() = default;
-  /// Defaults from `schema`, then `ini_path` (if not empty), then `overrides` (the leftover
+  /// Defaults from `schema`, then `ini_path` (if not empty) and its bases (preset_chain), then `overrides` (the leftover
   /// command-line tokens "--key value" or "--key=value"; a flag given twice: the last wins, as
   /// argparse). Throws UserError naming the file and key for an unknown key, a missing file, a
   /// value outside `choices`, or a key given twice in the file (naming both lines).
@@ -80,7 +80,20 @@ double config_rate(const Config& config, const std::string& key);
 /// NaN and inf included.
 double config_double_at_least(const Config& config, const std::string& key, double minimum = 0.0);
 
-/// Reads only the `task` key of an INI file (to choose the schema before the full parse).
+/// One INI file of a preset chain: its path and its text (a byte-order mark and the `base`
+/// line removed, the other lines kept where they were so that errors name them).
+struct IniFile {
+  std::string path;
+  std::string text;
+};
+/// The files `ini_path` builds on, the deepest base first and `ini_path` last. A file may start
+/// from another with `base = NAME` (NAME.ini in the same folder) or `base = PATH` (relative to
+/// the file's folder); later files override earlier ones key by key. Throws UserError naming the
+/// file and line for a missing base or a cycle, and as Config::resolve for malformed files.
+std::vector<IniFile> preset_chain(const std::string& ini_path);
+
+/// Reads only the `task` key of an INI file or, when it has none, of its bases (to choose the
+/// schema before the full parse).
 /// Throws UserError if the file is missing or has no `task` key.
 std::string read_task_name(const std::string& ini_path);
 

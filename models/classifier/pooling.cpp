@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 
 namespace nlpzoo {
 

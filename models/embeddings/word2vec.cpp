@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 
 namespace nlpzoo {
 

@@ -1,6 +1,6 @@
 #include "models/rnn/recurrent.h"
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 #include "models/linear.h"
 
 #include <stdexcept>

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 #include "models/linear.h"
 #include "models/masked_softmax.h"
 

@@ -1,6 +1,6 @@
 #include "models/transformer/layers.h"
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 #include "models/linear.h"
 
 #include <stdexcept>

@@ -1,6 +1,6 @@
 #include "models/transformer/positional.h"
 
-#include "models/enum_names.h"
+#include "core/enum_names.h"
 
 #include <cmath>
 #include <stdexcept>
