@@ -134,7 +134,7 @@ void apply_ini(Config& config, const ConfigSchema& schema, const std::string& te
 
 // A leading UTF-8 byte-order mark, which some editors write, is not part of the first key.
 std::string without_bom(std::string text) {
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  strip_utf8_bom(text);
   return text;
 }
 

@@ -16,8 +16,15 @@ void for_each_line(const std::string& path, const std::function<void(std::string
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot open for reading");
   std::string line;
-  while (std::getline(in, line)) fn(line);
+  for (bool first = true; std::getline(in, line); first = false) {
+    if (first) strip_utf8_bom(line);
+    fn(line);
+  }
   if (in.bad()) throw UserError(path + ": read error");
+}
+
+void strip_utf8_bom(std::string& text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
 }
 
 std::vector<std::string> read_lines(const std::string& path) {

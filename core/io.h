@@ -14,7 +14,13 @@ class UserError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Reads a UTF-8 text file into lines (without the trailing '\n'; a trailing '\r' is kept).
+/// Removes a leading UTF-8 byte-order mark (EF BB BF), which some editors write at the start of
+/// a file, as Python's utf-8-sig codec and pandas do: it would otherwise join the first word,
+/// key or column name.
+void strip_utf8_bom(std::string& text);
+
+/// Reads a UTF-8 text file into lines (without the trailing '\n'; a trailing '\r' is kept;
+/// without a byte-order mark before the first line).
 /// Throws UserError naming `path` when it is missing or unreadable.
 std::vector<std::string> read_lines(const std::string& path);
 

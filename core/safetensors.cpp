@@ -31,6 +31,10 @@ std::string dtype_name(torch::ScalarType t, const std::string& path, const std::
 
 // The header never needs more: a checkpoint's names and shapes take kilobytes.
 constexpr uint64_t kMaxHeader = 100u << 20;
+// The top-level object (depth 0), a tensor's entry (1), its shape and offsets (2), their numbers (3).
+constexpr int kMaxHeaderDepth = 3;
+// No tensor has more dimensions (PyTorch allows 64).
+constexpr int64_t kMaxHeaderArray = 64;
 
 }  // namespace
 
@@ -85,9 +89,23 @@ SafetensorsFile read_safetensors(const std::string& path, const std::function<bo
     throw bad("header length " + std::to_string(n) + " beyond the file's " + std::to_string(file_size) + " bytes");
   std::string text(n, '\0');
   if (!in.read(text.data(), n)) throw UserError(path + ": read error");
+  // A header is an object of objects whose arrays hold numbers: {"name": {"shape": [2, 3]}}.
+  // Anything nested deeper, or an array longer than any shape, is refused while it is parsed,
+  // so that a hostile header (megabytes of '[') costs no more memory than its text.
+  int64_t array_length = 0;
+  const auto shape_only = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    using Event = nlohmann::json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxHeaderDepth)
+      throw bad("header nested deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
+    if (event == Event::array_start && depth == 0) throw bad("header is not a JSON object");
+    if (event == Event::array_start) array_length = 0;
+    if (event == Event::value && depth == kMaxHeaderDepth && ++array_length > kMaxHeaderArray)
+      throw bad("header array longer than " + std::to_string(kMaxHeaderArray) + " entries");
+    return true;
+  };
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(text);
+    header = nlohmann::json::parse(text, shape_only);
   } catch (const nlohmann::json::exception& e) {
     throw bad(std::string("header is not JSON: ") + e.what());
   }

@@ -59,7 +59,7 @@ WordVocabulary WordVocabulary::from_text(const std::string& text, const std::str
   std::istringstream in(text);
   int64_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
-    ++line_no;
+    if (++line_no == 1) strip_utf8_bom(line);
     std::vector<std::string> fields = split_words(line);
     const std::string where = origin + ":" + std::to_string(line_no) + ": ";
     if (fields.size() != 2) throw UserError(where + "expected \"word count\", got '" + line + "'");

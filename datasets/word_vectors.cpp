@@ -63,6 +63,7 @@ int64_t bytes_left(std::istream& in) {
 WordVectorsHeader read_header(std::istream& in, const std::string& path) {
   std::string line;
   if (!std::getline(in, line)) throw UserError(path + ":1: empty file (expected a header line 'N D')");
+  strip_utf8_bom(line);
   const auto fields = split_fields(line);
   WordVectorsHeader h;
   if (fields.size() != 2 || !parse_count(fields[0], h.count) || !parse_count(fields[1], h.dim))

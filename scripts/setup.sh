@@ -15,6 +15,7 @@ PACKAGES=(
   libboost-program-options-dev nlohmann-json3-dev libgtest-dev libcairo2-dev
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora
   dict-gcide wordnet-base zlib1g-dev              # the English corpus (GCIDE is dictzip: read with zlib)
+  libminizip-dev                             # version-1 (zip) checkpoints: the records' CRC-32s
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
   python3-gensim fasttext                    # bench/embeddings.sh peers; gensim also checks embed eval (regression test)
   time bc                                    # bench/: peak RSS (GNU time) and rates

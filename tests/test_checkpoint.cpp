@@ -302,6 +302,29 @@ TEST_F(CheckpointFile, Version1LoadsWithAWarningAndUpgradesExactly) {
   EXPECT_EQ(read_file(path()), v2);
 }
 
+// A version-1 archive whose weight bytes were changed after it was written is refused, naming
+// the record, rather than upgraded into a version-2 file whose fresh CRCs would bless the
+// changed value (LibTorch's zip reader does not check the records' CRC-32s).
+TEST_F(CheckpointFile, Version1WithAFlippedWeightByteIsRefusedNamingTheRecord) {
+  torch::manual_seed(6);
+  Small a;
+  save_checkpoint_v1(path(), a, nullptr, contents());
+  std::string bytes = read_file(path());
+  const auto w = a.linear->weight.contiguous();
+  const std::string pattern(reinterpret_cast<const char*>(w.data_ptr<float>()), 8);  // its first two values
+  const auto at = bytes.find(pattern);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(pattern, at + 1), std::string::npos);
+  bytes[at + 2] = static_cast<char>(bytes[at + 2] ^ 0x40);
+  atomic_write_text(path(), bytes);
+  for (const auto& e : {test::user_error_of([&] { read_checkpoint_header(path()); }),
+                        test::user_error_of([&] { upgrade_checkpoint(path()); })}) {
+    EXPECT_NE(e.find(path() + ": corrupt version-1 checkpoint (record "), std::string::npos) << e;
+    EXPECT_NE(e.find("does not match its CRC-32"), std::string::npos) << e;
+  }
+  EXPECT_EQ(read_file(path()), bytes);  // nothing rewritten
+}
+
 std::atomic<int> g_printed{0};
 void count_print(const std::string&) { ++g_printed; }
 

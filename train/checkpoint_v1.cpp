@@ -1,6 +1,7 @@
 #include "train/checkpoint_v1.h"
 
 #include <caffe2/serialize/inline_container.h>
+#include <unzip.h>
 
 #include <fstream>
 #include <cstring>
@@ -23,6 +24,34 @@ torch::Tensor doubles_tensor(const std::vector<double>& v) {
 std::vector<double> tensor_doubles(const torch::Tensor& t) {
   auto c = t.contiguous().to(torch::kFloat64);
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// LibTorch's zip reader does not compare a record with the CRC-32 its directory entry holds, so
+// a flipped byte in a weight would load, and `checkpoint upgrade` would bless it with fresh
+// CRCs. minizip's reader checks it when a record has been read to its end.
+void check_record_crcs(const std::string& path) {
+  unzFile zip = unzOpen64(path.c_str());
+  if (zip == nullptr) throw UserError(path + ": not a readable checkpoint (its zip directory is corrupt or truncated)");
+  std::vector<char> buffer(1 << 16);
+  std::string failure;
+  for (int at = unzGoToFirstFile(zip); at == UNZ_OK && failure.empty(); at = unzGoToNextFile(zip)) {
+    char name[1024] = {};
+    unz_file_info64 info{};
+    unzGetCurrentFileInfo64(zip, &info, name, sizeof name - 1, nullptr, 0, nullptr, 0);
+    if (unzOpenCurrentFile(zip) != UNZ_OK) {
+      failure = std::string("cannot open record ") + name;
+      break;
+    }
+    int read = 0;
+    while ((read = unzReadCurrentFile(zip, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
+    }
+    const int closed = unzCloseCurrentFile(zip);
+    if (read < 0) failure = std::string("record ") + name + " cannot be read";
+    else if (closed == UNZ_CRCERROR) failure = std::string("record ") + name + " does not match its CRC-32";
+  }
+  unzClose(zip);
+  if (!failure.empty())
+    throw UserError(path + ": corrupt version-1 checkpoint (" + failure + "); it cannot be loaded or upgraded");
 }
 
 // torch::jit::load runs a class's __setstate__ while it unpickles; every method a file can
@@ -107,6 +136,7 @@ bool is_checkpoint_v1(const std::string& path) {
 
 CheckpointV1 read_checkpoint_v1(const std::string& path) {
   require_file(path, "checkpoint");
+  check_record_crcs(path);
   refuse_code(path);
   CheckpointV1 out;
   try {

@@ -24,7 +24,8 @@ struct CheckpointV1 {
   int64_t optimizer_params = -1;  // the optimizer's parameter count; -1: no optimizer state
 };
 
-/// Reads a version-1 file without running code from it. Throws UserError naming `path` if its
+/// Reads a version-1 file without running code from it. Throws UserError naming `path` if a
+/// record does not match its CRC-32 (naming the record), its
 /// TorchScript code defines a method (which loading would run), or it is not a readable
 /// nlpzoo version-1 checkpoint.
 CheckpointV1 read_checkpoint_v1(const std::string& path);
