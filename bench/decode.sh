@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Decoding speed and BLEU of models bench/seq2seq.sh (or bench/transformer.sh) trained, in each
 # inference precision, beside the Python reference decoding its own model, in one run without
-# retraining: issue 16's decoding goals measured again on a quiet machine.
+# retraining, so that decoding can be measured again on a quiet machine (bench/RESULTS.md).
 #   bench/decode.sh --from DIR [--run ours|variant] [--n-test N (default 500)]
 #                   [--precisions "fp32 bf16"] [--no-reference] [--out DIR]
 # DIR is a results folder of bench/seq2seq.sh: its run (ours, or variant), its ref/ model and its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark (issue 3): our word2vec (task word2vec, default configs/skipgram-ns.ini),
+# Side-by-side benchmark: our word2vec (task word2vec, default configs/skipgram-ns.ini),
 # Debian's fastText (`fasttext skipgram|cbow` with the config's minn/maxn/bucket: -minn 0 -maxn 0,
 # plain word2vec, unless the config has subwords) and Debian's gensim (python3-gensim through
 # /usr/bin/python3, bench/embeddings_ref.py: Word2Vec, or FastText with subwords), one after

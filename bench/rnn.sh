@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark (issue 4): our LSTM language model (configs/lm-lstm-bible.ini, task
+# Side-by-side benchmark: our LSTM language model (configs/lm-lstm-bible.ini, task
 # language_model) and the Python PyTorch reference bench/rnn_ref.py, on the same English Bible
 # stream, the same SentencePiece model (ours, passed to the reference), the same config values
 # (our run's resolved config.ini, passed to the reference), the same thread setup (2 threads,

@@ -1,5 +1,5 @@
 #pragma once
-// The general-English corpus for word vectors (issue 3): the World English and King James
+// The general-English corpus for word vectors: the World English and King James
 // Bibles, the definitions and quotations of the Collaborative International Dictionary of
 // English (GCIDE, Webster 1913 + WordNet 1.5, Debian package dict-gcide) and the glosses of
 // WordNet 3.0 (wordnet-base). About 7M words, written as one lowercase line per verse,

@@ -130,7 +130,7 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 /// the next beam (the 2 * beam_size always hold that many, since each live hypothesis gives at
 /// most one EOS candidate). fairseq and Hugging Face finish only the EOS candidates ranked
 /// within the first beam_size and drop the others, although one of them can be the best
-/// result the search would find (issue 16: 13 of 200 sentences of a trained model got a lower
+/// result the search would find (13 of 200 sentences of a trained model got a lower
 /// model score from beam 5 than from greedy with their rule); keeping them makes the result
 /// score at least as well as theirs, since the live beams are the same. At max_len_b the live hypotheses
 /// are cut (finished = false) and join the finished ones; all are ranked by the same score

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What pre-training buys on GLUE (issue 12's reference runs): each task's configs/<task>-bert.ini
+# What pre-training buys on GLUE (bench/RESULTS.md, "BERT"): each task's configs/<task>-bert.ini
 # fine-tuned from a pre-trained masked_lm run (--init_from) and from random init, with the same
 # budget and seeds, then `nlpzoo evaluate --split dev --json` on each run's best checkpoint (the
 # configs choose it by the dev metric, early stopping as BERT's recipe). Prints one row per task

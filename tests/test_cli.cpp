@@ -1,6 +1,6 @@
 // End to end through the nlpzoo binary: a tiny translation run (train, resume, evaluate,
-// translate, export) and every kind of bad input the issue names, each giving a one-line
-// error that names the file/line/option, a non-zero exit, and no partial output.
+// translate, export) and every kind of bad input we know of, each giving a one-line error
+// that names the file/line/option, a non-zero exit, and no partial output.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -43,7 +43,7 @@ std::string variant_name(const Variant& v) {
 
 std::ostream& operator<<(std::ostream& os, const Variant& v) { return os << variant_name(v); }
 
-// Every configuration the issue names: gru/lstm x 1-2 layers x uni/bi x four attentions x
+// Every RNN seq2seq configuration: gru/lstm x 1-2 layers x uni/bi x four attentions x
 // input feeding off/on (64), plus the tanh RNN cell in a few shapes.
 std::vector<Variant> all_variants() {
   std::vector<Variant> out;

@@ -1,4 +1,4 @@
-// Fine-tuning BERT (issue 12): the classification task with arch = bert and init_from = a
+// Fine-tuning BERT: the classification task with arch = bert and init_from = a
 // pre-trained masked_lm run (train/tasks/classification_task.h). A tiny masked_lm run, trained
 // here for a few updates on the topic corpus, is the pre-trained source: init_from loads exactly
 // its encoder (bert.embeddings, bert.encoder) and tokenizer and leaves the head and the

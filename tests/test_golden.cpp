@@ -1,4 +1,4 @@
-// Golden checkpoints (issue 13): for every family of tests/data/golden/families.tsv, a tiny
+// Golden checkpoints: for every family of tests/data/golden/families.tsv, a tiny
 // checkpoint trained on a slice of real data, in today's format (version 2) and the old one
 // (version 1), and the outputs it gave when it was written (expected.json). Today's code must
 // load both and give the same outputs: numbers within 1e-4, text exactly. A change of numerics,

@@ -1,4 +1,4 @@
-// checkpoints/MANIFEST.json (the reference models, issue 13) and `nlpzoo zoo list|train|check`.
+// checkpoints/MANIFEST.json (the reference models) and `nlpzoo zoo list|train|check`.
 #include <gtest/gtest.h>
 
 #include <cmath>

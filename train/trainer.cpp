@@ -418,7 +418,7 @@ void Trainer::save(const std::string& name) {
 }
 
 // The best checkpoint is the last one at the moment it is made: a hard link instead of a
-// second write of the same bytes (850 MB for the subword model, issue 16). Made under a
+// second write of the same bytes (850 MB for the subword model). Made under a
 // temporary name and renamed into place like every write, so a crash leaves the old best;
 // the next checkpoint_last.pt is a new file renamed over its name, so it leaves this one as it
 // is. A copy where the file system has no hard links.

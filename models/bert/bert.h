@@ -89,7 +89,7 @@ class BertPoolerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BertPooler);
 
-/// The encoder of the "BertModel": embeddings, TransformerEncoder, pooler.
+/// The encoder, Hugging Face's "BertModel": embeddings, TransformerEncoder, pooler.
 /// Children: embeddings, encoder, pooler.
 class BertModelImpl : public torch::nn::Module {
  public:

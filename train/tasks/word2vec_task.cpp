@@ -226,7 +226,7 @@ LossOutput Word2VecTask::loss(const Batch& batch) {
   const auto ex = sgd_examples(batch);
   // Validation (no graph wanted) of ns and hs on the CPU: the in-place kernel's own loss at
   // rate 0, which needs O(D) memory where the autograd loss gathers [N, K or path, D] tensors
-  // (1.5 GB peak for Skip-Gram hs on the English corpus, issue 16).
+  // (1.5 GB peak for Skip-Gram hs on the English corpus).
   const auto& weight = model_->input_vectors->weight;
   if (!torch::GradMode::is_enabled() && model_->options().objective() != Word2VecObjective::kSoftmax && weight.device().is_cpu() &&
       weight.scalar_type() == torch::kFloat)
