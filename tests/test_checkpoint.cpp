@@ -325,6 +325,39 @@ TEST_F(CheckpointFile, Version1WithAFlippedWeightByteIsRefusedNamingTheRecord) {
   EXPECT_EQ(read_file(path()), bytes);  // nothing rewritten
 }
 
+// A checksum-valid checkpoint whose training state or RNG state was written by hand is refused
+// with the file and the field named (before: a negative step resumed with exit 0, and a float
+// RNG state failed with LibTorch's "RNG state must be a torch.ByteTensor", naming no file).
+TEST_F(CheckpointFile, HandMadeStateIsCheckedAndNamesTheFileAndField) {
+  Small a;
+  auto c = contents();
+  c.state.step = -5;
+  save_checkpoint(path(), a, nullptr, c);
+  EXPECT_EQ(test::user_error_of([&] { read_checkpoint_header(path()); }),
+            path() + ": invalid training state: field 'step' is -5, must be >= 0");
+  c = contents();
+  c.state.world_size = 0;
+  save_checkpoint(path(), a, nullptr, c);
+  EXPECT_EQ(test::user_error_of([&] { read_checkpoint_header(path()); }),
+            path() + ": invalid training state: field 'world_size' is 0, must be >= 1");
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto& p : a.named_parameters()) tensors.emplace_back("model." + p.key(), p.value());
+  for (const auto& b : a.named_buffers()) tensors.emplace_back("model." + b.key(), b.value());
+  tensors.emplace_back("rng.cpu", torch::zeros({5}));
+  write_checkpoint_tensors(path(), contents(), tensors);
+  Small b;
+  const auto e = test::user_error_of([&] { load_checkpoint_weights(path(), b, nullptr, /*restore_rng=*/true); });
+  EXPECT_EQ(e, path() + ": RNG state 'rng.cpu' must be a 1-D uint8 tensor, got Float of shape [5]");
+  tensors.back().second = torch::zeros({5}, torch::kUInt8);
+  write_checkpoint_tensors(path(), contents(), tensors);
+  EXPECT_NE(test::user_error_of([&] { load_checkpoint_weights(path(), b, nullptr, /*restore_rng=*/true); })
+                .find(path() + ": RNG state 'rng.cpu' is not one this generator wrote"),
+            std::string::npos);
+  // The parameters alone still load from it.
+  load_checkpoint_weights(path(), b, nullptr, /*restore_rng=*/false);
+  expect_same_parameters(a, b);
+}
+
 std::atomic<int> g_printed{0};
 void count_print(const std::string&) { ++g_printed; }
 

@@ -63,6 +63,20 @@ TrainingState parse_state(const std::string& text) {
   // Absent in runs that choose by the loss, and before best_metric existed.
   s.best_metric = j.value("best_metric", std::string("loss"));
   s.best_value = j.contains("best_value") ? double_json(j.at("best_value")) : s.best_valid_loss;
+  // A hand-edited state would otherwise resume at a negative step or index past the data.
+  const auto at_least = [](const char* field, int64_t value, int64_t minimum) {
+    if (value < minimum)
+      throw std::domain_error("field '" + std::string(field) + "' is " + std::to_string(value) + ", must be >= " +
+                              std::to_string(minimum));
+  };
+  at_least("step", s.step, 0);
+  at_least("epoch", s.epoch, 0);
+  at_least("batch_index", s.batch_index, 0);
+  at_least("bad_validations", s.bad_validations, 0);
+  at_least("world_size", s.world_size, 1);
+  if (!(std::isfinite(s.lr) && s.lr >= 0)) throw std::domain_error("field 'lr' must be a finite number >= 0");
+  if (!(std::isfinite(s.elapsed_s) && s.elapsed_s >= 0))
+    throw std::domain_error("field 'elapsed_s' must be a finite number >= 0");
   return s;
 }
 
@@ -260,6 +274,11 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::o
     std::lock_guard<std::mutex> lock(gen.mutex());
     tensors.emplace_back(key, gen.get_state());
   }
+  write_checkpoint_tensors(path, c, std::move(tensors), num_optimizer_params);
+}
+
+void write_checkpoint_tensors(const std::string& path, const CheckpointContents& c,
+                              std::vector<std::pair<std::string, torch::Tensor>> tensors, int64_t num_optimizer_params) {
   const auto file = to_file(c, std::move(tensors), num_optimizer_params);
   atomic_write(path, [&](const std::string& tmp) { write_safetensors(tmp, file); });
 }
@@ -271,6 +290,8 @@ CheckpointContents read_checkpoint_header(const std::string& path) {
     c.task = file.metadata.at("task");
     c.config = file.metadata.at("config");
     c.state = parse_state(file.metadata.at("state"));
+  } catch (const std::domain_error& e) {
+    throw UserError(path + ": invalid training state: " + e.what());
   } catch (const std::exception& e) {
     throw UserError(path + ": incomplete nlpzoo checkpoint (task, config or training state: " + e.what() + ")");
   }
@@ -355,8 +376,17 @@ void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, 
         if (key == "rng.cpu") throw UserError(path + ": has no RNG state to resume from");
         continue;
       }
+      // LibTorch's own message ("RNG state must be a torch.ByteTensor") names no file.
+      if (it->second.scalar_type() != torch::kUInt8 || it->second.dim() != 1)
+        throw UserError(path + ": RNG state '" + key + "' must be a 1-D uint8 tensor, got " +
+                        std::string(c10::toString(it->second.scalar_type())) + " of shape " + c10::str(it->second.sizes()));
       std::lock_guard<std::mutex> lock(gen.mutex());
-      gen.set_state(it->second);
+      try {
+        gen.set_state(it->second);
+      } catch (const c10::Error& e) {
+        throw UserError(path + ": RNG state '" + key + "' is not one this generator wrote (" +
+                        e.what_without_backtrace() + ")");
+      }
     }
   }
 }

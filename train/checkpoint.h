@@ -54,6 +54,14 @@ struct CheckpointContents {
 void save_checkpoint(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                      const CheckpointContents& contents);
 
+/// Writes `path` atomically from named tensors ("model.<name>", "optimizer.<i>.<field>",
+/// "rng.<generator>"), as save_checkpoint lays them out, with their checksums: for what rewrites
+/// checkpoints without a live model (averaging, imports). num_optimizer_params < 0: no optimizer
+/// state. Throws UserError if the file cannot be written.
+void write_checkpoint_tensors(const std::string& path, const CheckpointContents& contents,
+                              std::vector<std::pair<std::string, torch::Tensor>> tensors,
+                              int64_t num_optimizer_params = -1);
+
 /// Reads task, config, artifacts and training state, without touching a model; the other
 /// tensors' bytes are skipped (they are checked by whoever loads them).
 /// Throws UserError naming the path if it is missing, corrupt (the metadata, or naming the first
