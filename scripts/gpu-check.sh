@@ -71,7 +71,7 @@ printf '%-30s %-5s %14s %-10s %10s\n' family prec "units/s" unit loss | tee "$OU
 failed=0
 while IFS=$'\t' read -r family config _data _steps flags; do
   case "$family" in ''|'#'*) continue ;; esac
-  if [ -n "${FAMILIES:-}" ] && ! grep -qw -- "$family" <<<"$FAMILIES"; then continue; fi
+  if [ -n "${FAMILIES:-}" ] && [[ " $FAMILIES " != *" $family "* ]]; then continue; fi
   for precision in fp32 bf16; do
     run=$OUT/$family-$precision
     # flags: shell words as tests/data/golden/families.tsv writes them ('' is an empty value).
