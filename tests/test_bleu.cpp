@@ -22,8 +22,7 @@ namespace {
 using nlohmann::json;
 
 const json& vectors() {
-  static const json j = json::parse(read_file(std::string(NLPZOO_SHARED_DATA) +
-                                              "/bleu/sacrebleu_vectors.json"));
+  static const json j = json::parse(read_file(test::shared_data("bleu/sacrebleu_vectors.json")));
   return j;
 }
 

@@ -208,8 +208,8 @@ TEST_F(LabeledTextFiles, LabelsAreTrimmed) {
 // GLUE's CoLA as it ships: no header, the label in field 1, the sentence in field 3, and no
 // newline after the last line (../shared/data/glue/README.md).
 TEST(LabeledText, ReadsGlueColaWithItsLayout) {
-  const std::string dev = std::string(NLPZOO_SHARED_DATA) + "/glue/CoLA/dev.tsv";
-  if (!std::filesystem::exists(dev)) GTEST_SKIP() << dev << " is not here";
+  const std::string dev = test::shared_data("glue/CoLA/dev.tsv");
+  NLPZOO_REQUIRE_SHARED_FILES(dev);
   Config config = Config::resolve(tsv_layout_schema(), "",
                                   {"--tsv_columns", "4", "--text_column", "3", "--label_column", "1", "--tsv_header", "false"});
   const auto cola = read_labeled_text(dev, tsv_layout(config));
@@ -584,7 +584,7 @@ namespace {
 // and classify. A few hundred updates of the average-of-embeddings model already beat the
 // majority class (50.9% of dev) by far.
 TEST(RegressionClassifier, Sst2AverageEmbeddingTrainEvaluateClassify) {
-  const std::string data = std::string(NLPZOO_SHARED_DATA) + "/sst2";
+  const std::string data = test::shared_data("sst2");
   const auto root = test::fresh_temp_dir("sst2");
   const auto run = test::shell_quote((root / "run").string());
   auto r = test::run_cli("train --config " + test::shell_quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/sst2-avgemb.ini") +

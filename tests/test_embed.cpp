@@ -290,13 +290,13 @@ TEST_F(Embed, MalformedWordPairLinesNameFileAndLine) {
 
 // The real WordSim-353 file parses: 353 pairs after its two '#' lines.
 TEST(EmbedSimilarity, ReadsTheSharedWordSim353) {
-  const std::string path = std::string(NLPZOO_SHARED_DATA) + "/similarity/wordsim353.tsv";
-  if (!fs::exists(path)) GTEST_SKIP() << path << " is absent";
+  const std::string path = test::shared_data("similarity/wordsim353.tsv");
+  const std::string q = test::shared_data("analogy/questions-words.txt");
+  NLPZOO_REQUIRE_SHARED_FILES(path, q);
   const auto pairs = read_word_pairs(path);
   ASSERT_EQ(pairs.size(), 353u);
   EXPECT_EQ(pairs[0].a, "love");
   EXPECT_DOUBLE_EQ(pairs[0].score, 6.77);
-  const std::string q = std::string(NLPZOO_SHARED_DATA) + "/analogy/questions-words.txt";
   const auto sections = read_analogy_questions(q);
   EXPECT_EQ(sections.size(), 14u);
   size_t n = 0;

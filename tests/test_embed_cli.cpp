@@ -165,10 +165,9 @@ TEST_F(RegressionEmbedCli, SimilarAnalogyEvalExportDebiasPlot) {
 // case mix and order so that case folding and restrict_vocab both matter.
 TEST_F(RegressionEmbedCli, MatchesGensimOnTheSharedEvaluationSets) {
   NLPZOO_REQUIRE_PYTHON_MODULE("gensim", "python3-gensim");
-  const std::string data = NLPZOO_SHARED_DATA;
-  const std::string questions = data + "/analogy/questions-words.txt";
-  const std::string pairs = data + "/similarity/wordsim353.tsv";
-  if (!fs::exists(questions) || !fs::exists(pairs)) GTEST_SKIP() << "shared evaluation data absent";
+  const std::string questions = test::shared_data("analogy/questions-words.txt");
+  const std::string pairs = test::shared_data("similarity/wordsim353.tsv");
+  NLPZOO_REQUIRE_SHARED_FILES(questions, pairs);
 
   // Each word: a random base vector; the second word of every question pair adds its section's
   // offset to the first's base, so a:b :: c:d is often (not always) answerable.

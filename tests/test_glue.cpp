@@ -26,7 +26,7 @@ using test::user_error_of;
 
 namespace {
 
-std::string glue(const std::string& file) { return std::string(NLPZOO_SHARED_DATA) + "/glue/" + file; }
+std::string glue(const std::string& file) { return test::shared_data("glue/" + file); }
 
 TsvLayout layout_of(std::vector<std::string> flags) {
   return tsv_layout(Config::resolve(tsv_layout_schema(), "", flags));
@@ -77,7 +77,7 @@ TEST(GlueMetrics, PearsonAndSpearmanWithTies) {
 
 TEST(GlueFiles, RteAndStsbByHeaderNames) {
   const auto rte = glue("RTE/dev.tsv"), stsb = glue("STSB/dev.tsv");
-  if (!fs::exists(rte) || !fs::exists(stsb)) GTEST_SKIP() << "GLUE files are not here";
+  NLPZOO_REQUIRE_SHARED_FILES(rte, stsb);
   const auto r = read_labeled_text(rte, layout_of({"--tsv_columns", "4", "--text_column", "sentence1", "--text_b_column",
                                                    "sentence2", "--label_column", "label"}));
   ASSERT_EQ(r.sentences.size(), 277u);
@@ -104,7 +104,7 @@ TEST(GlueFiles, RteAndStsbByHeaderNames) {
 // A layout that does not fit the file: the error names the file, the line and the keys.
 TEST(GlueFiles, MismatchedLayoutsNameFileLineAndKeys) {
   const auto rte = glue("RTE/dev.tsv"), stsb = glue("STSB/dev.tsv"), cola = glue("CoLA/dev.tsv");
-  if (!fs::exists(rte) || !fs::exists(stsb) || !fs::exists(cola)) GTEST_SKIP() << "GLUE files are not here";
+  NLPZOO_REQUIRE_SHARED_FILES(rte, stsb, cola);
   const auto rte_layout = layout_of({"--tsv_columns", "4", "--text_column", "sentence1", "--text_b_column", "sentence2",
                                      "--label_column", "label"});
   auto e = user_error_of([&] { read_labeled_text(stsb, rte_layout); });

@@ -103,6 +103,21 @@ bool under_ci() {
   return ci != nullptr && (std::string(ci) == "true" || std::string(ci) == "1");
 }
 
+static std::string shared_data_dir() {
+  const char* env = std::getenv("NLPZOO_SHARED_DATA");
+  return env && *env ? env : NLPZOO_SHARED_DATA;
+}
+
+std::string shared_data(const std::string& relative) { return shared_data_dir() + "/" + relative; }
+
+std::string missing_shared_files(const std::vector<std::string>& paths) {
+  std::string missing;
+  for (const auto& p : paths)
+    if (!std::filesystem::exists(p)) missing += (missing.empty() ? "" : ", ") + p;
+  if (missing.empty()) return "";
+  return "shared evaluation data absent: " + missing + " (NLPZOO_SHARED_DATA=" + shared_data_dir() + ")";
+}
+
 std::string missing_python_module(const std::string& module, const std::string& package) {
   if (run_command("/usr/bin/python3 -c " + shell_quote("import " + module)).status == 0) return "";
   return "/usr/bin/python3 cannot import " + module + " (install " + package + ")";

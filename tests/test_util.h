@@ -22,6 +22,16 @@
     GTEST_SKIP() << nlpzoo_missing_;                                                              \
   }
 
+/// At the top of a test that reads files of the shared evaluation data (test::shared_data), each
+/// argument a path: skips the test when one is absent, or fails it under CI (test::under_ci), so
+/// that CI cannot pass without the data. Returns from the test in both cases.
+#define NLPZOO_REQUIRE_SHARED_FILES(...)                                                          \
+  if (const std::string nlpzoo_missing_ = ::nlpzoo::test::missing_shared_files({__VA_ARGS__});    \
+      !nlpzoo_missing_.empty()) {                                                                  \
+    if (::nlpzoo::test::under_ci()) FAIL() << nlpzoo_missing_ << "; CI=true requires it";        \
+    GTEST_SKIP() << nlpzoo_missing_;                                                              \
+  }
+
 namespace nlpzoo::test {
 
 /// The message of the UserError `f` throws, or "(no UserError thrown)".
@@ -43,6 +53,14 @@ CommandResult run_cli(const std::string& args, const std::string& stdin_text = "
 /// missing optional test dependency fails its tests instead of skipping them, so that the
 /// requirement cannot lapse silently.
 bool under_ci();
+
+/// The file `relative` (e.g. "glue/CoLA/dev.tsv") of the shared evaluation data: under the
+/// environment's NLPZOO_SHARED_DATA when set, else the build's (-DNLPZOO_SHARED_DIR, /data).
+std::string shared_data(const std::string& relative);
+
+/// "" when every path exists, else which do not: "shared evaluation data absent: <path>, <path>
+/// (NLPZOO_SHARED_DATA=<folder>)".
+std::string missing_shared_files(const std::vector<std::string>& paths);
 
 /// "" when /usr/bin/python3 imports `module`, else why not: "/usr/bin/python3 cannot import
 /// <module> (install <package>)".

@@ -767,8 +767,17 @@ TEST_F(Word2VecData, DenseGradientsWithAdam) {
                          "--clip_norm", "1.0", "--objective", "hs", "--inplace_sgd", "false"});
   Word2VecTask task;
   task.setup(c, context("run"));
+  const torch::Tensor before = task.word2vec().input_vectors->weight.detach().clone();
   ASSERT_EQ(Trainer(task, c, "word2vec", (root_ / "run").string()).train(false), 0);
-  EXPECT_FALSE(task.word2vec().input_vectors->weight.grad().is_sparse());
+  const torch::Tensor weight = task.word2vec().input_vectors->weight;
+  ASSERT_TRUE(weight.grad().defined());
+  EXPECT_FALSE(weight.grad().is_sparse());
+  // Adam moved the rows the batches used: every row with a gradient in the last step differs from
+  // its value before training (a run whose optimizer never stepped fails here).
+  const torch::Tensor used = weight.grad().ne(0).any(1), moved = weight.detach().ne(before).any(1);
+  ASSERT_GT(used.sum().item<int64_t>(), 0) << "the last step left no gradient";
+  EXPECT_TRUE(moved.index({used}).all().item<bool>())
+      << used.sum().item<int64_t>() << " rows had a gradient, " << moved.sum().item<int64_t>() << " moved";
 }
 
 TEST_F(Word2VecData, BadInputNamesTheFileOrKey) {
