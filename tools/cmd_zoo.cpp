@@ -18,7 +18,7 @@
 
 #include "core/io.h"
 #include "infer/script_twin.h"
-#include "tools/child_process.h"
+#include "core/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "train/checkpoint.h"
