@@ -1,4 +1,4 @@
-// The zoo's rules in-process (train/zoo/): which models a command means
+// The zoo's rules in-process (train/zoo/): the manifest's schema, which models a command means
 // and in which order, tolerances from a seed spread, verdicts, and the update rules.
 #include <gtest/gtest.h>
 
@@ -24,6 +24,118 @@ json entry() {
           {"budget_steps", 10},
           {"seed", 1},
           {"threads", 2}};
+}
+
+json manifest_of(const json& e) { return {{"about", "test"}, {"models", {{"tiny", e}}}}; }
+
+// The UserError validate_manifest throws, or "" when it accepts.
+std::string schema_error(const json& m) {
+  try {
+    validate_manifest(m, "M.json");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ZooSchema, AcceptsAFullEntry) {
+  json e = entry();
+  e["evaluate"] = {"--split", "dev"};
+  e["embed_eval"] = {{"analogy", "a.txt"}, {"similarity", "s.tsv"}};
+  e["export"] = false;
+  e["fingerprint"] = {{"configs/x.ini", nullptr}, {"data/x/train.txt", std::string(64, 'a')}};
+  e["expected"] = {{"accuracy", {{"value", 0.5}, {"tolerance", nullptr}}},
+                   {"loss", {{"value", 1.5},
+                             {"tolerance", 0.1},
+                             {"spread", {{"seeds", {1, 2, 3}}, {"values", {1.4, 1.5, 1.6}}, {"budget_steps", 10}}}}}};
+  e["cost"] = {{"wall_s", 12.0}, {"peak_rss_mb", 300}, {"libtorch", "1.13.1"}};
+  EXPECT_EQ(schema_error(manifest_of(e)), "");
+}
+
+// Every error names the manifest, the model and the key.
+TEST(ZooSchema, ErrorsNameTheManifestTheModelAndTheKey) {
+  const auto expect = [](const json& e, const std::string& message) {
+    const auto error = schema_error(manifest_of(e));
+    EXPECT_NE(error.find(message), std::string::npos) << "got: " << error << "\nwanted: " << message;
+  };
+  json e = entry();
+  e["expected"] = "oops";
+  expect(e, "M.json: model 'tiny': \"expected\" must be an object");
+  expect(e, "got \"oops\"");
+  e = entry();
+  e["budget_steps"] = nullptr;
+  expect(e, "M.json: model 'tiny': \"budget_steps\" must be a positive integer, got null");
+  e = entry();
+  e["budget_steps"] = 0;
+  expect(e, "\"budget_steps\" must be a positive integer, got 0");
+  e = entry();
+  e.erase("seed");
+  expect(e, "M.json: model 'tiny' has no \"seed\"");
+  e = entry();
+  e["threads"] = "2";
+  expect(e, "M.json: model 'tiny': \"threads\" must be an integer >= 1, got \"2\"");
+  e = entry();
+  e["expected"] = {{"accuracy", {{"value", nullptr}, {"tolerance", 0.1}}}};
+  expect(e, "M.json: model 'tiny': \"expected.accuracy.value\" must be a number, got null");
+  e = entry();
+  e["expected"] = {{"accuracy", {{"tolerance", 0.1}}}};
+  expect(e, "M.json: model 'tiny' has no \"expected.accuracy.value\"");
+  e = entry();
+  e["expected"] = {{"accuracy", {{"value", 0.5}, {"tolerance", -1}}}};
+  expect(e, "\"expected.accuracy.tolerance\" must be a number >= 0 or null, got -1");
+  e = entry();
+  e["expected"] = {{"accuracy", {{"value", 0.5}, {"tolerance", 0.1}, {"spread", {{"seeds", {1, 2}}, {"values", {0.5}},
+                                                                                 {"budget_steps", 10}}}}}};
+  expect(e, "\"expected.accuracy.spread.values\" must be an array of numbers, one per seed");
+  e = entry();
+  e["budget_step"] = 10;  // a typo
+  expect(e, "M.json: model 'tiny': unknown key \"budget_step\"");
+  e = entry();
+  e["data"]["files"] = {"a.txt", 3};
+  expect(e, "\"data.files\" must be an array of strings");
+  e = entry();
+  e["data"].erase("dir");
+  expect(e, "M.json: model 'tiny' has no \"data.dir\"");
+  e = entry();
+  e["export"] = "no";
+  expect(e, "\"export\" must be true or false");
+  e = entry();
+  e["fingerprint"] = {{"configs/x.ini", 5}};
+  expect(e, "\"fingerprint.configs/x.ini\" must be a sha256 string or null");
+  e = entry();
+  e["embed_eval"] = {{"analogy", "a.txt"}};
+  expect(e, "has no \"embed_eval.similarity\"");
+  e = entry();
+  e["init_from"] = "tiny";
+  expect(e, "M.json: model 'tiny': \"init_from\" must name another model of the manifest, got \"tiny\"");
+  EXPECT_NE(schema_error({{"models", json::object()}}).find("M.json: no \"models\" object"), std::string::npos);
+  EXPECT_NE(schema_error({{"models", {{"tiny", entry()}}}, {"model", 1}}).find("M.json: unknown key \"model\""),
+            std::string::npos);
+  EXPECT_NE(schema_error({{"models", {{"tiny", 3}}}}).find("M.json: model 'tiny' must be an object, got 3"),
+            std::string::npos);
+}
+
+TEST(ZooSchema, ReadManifestNamesTheFile) {
+  const auto dir = test::fresh_temp_dir("zoo_schema");
+  const auto path = (dir / "MANIFEST.json").string();
+  atomic_write_text(path, "{\"models\": ");
+  try {
+    read_manifest(path);
+    ADD_FAILURE() << "accepted broken JSON";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": not valid JSON"), std::string::npos) << e.what();
+  }
+  json m = manifest_of(entry());
+  m["models"]["tiny"]["expected"] = {{"accuracy", {{"value", nullptr}}}};
+  atomic_write_text(path, m.dump());
+  try {
+    read_manifest(path);
+    ADD_FAILURE() << "accepted a null value";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": model 'tiny': \"expected.accuracy.value\""), std::string::npos)
+        << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ZooManifestRules, ChosenModelsAndTrainingOrder) {
@@ -90,6 +202,7 @@ TEST(ZooVerdicts, CompareMetrics) {
   auto c = compare_metrics("m", expected, measured, "", rows);
   EXPECT_EQ(c.compared, 3);
   EXPECT_TRUE(c.regressed);
+  EXPECT_FALSE(c.not_checked);
   std::map<std::string, std::string> verdicts;
   for (const auto& r : rows) verdicts[r["metric"].get<std::string>()] = r["verdict"].get<std::string>();
   EXPECT_EQ(verdicts, (std::map<std::string, std::string>{{"accuracy", "better"},
@@ -98,6 +211,33 @@ TEST(ZooVerdicts, CompareMetrics) {
                                                           {"bleu", "no tolerance"},
                                                           {"sentences", "not in the manifest"}}));
   EXPECT_EQ(rows[0], check_row("m", "accuracy", expected["accuracy"], 0.85, "better"));
+}
+
+// A check that compared nothing fails, saying why; an update is not required to compare.
+TEST(ZooVerdicts, ComparingNothingIsNotChecked) {
+  const json expected = {{"accuracy", {{"value", 0.80}, {"tolerance", 0.01}}}};
+  const json measured = {{"accuracy", {{"value", 0.80}, {"better", "higher"}}}};
+  json rows = json::array();
+  auto c = compare_metrics("m", expected, measured, "trained 3 of 2100 steps", rows);
+  EXPECT_EQ(c.compared, 0);
+  EXPECT_TRUE(c.not_checked);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["verdict"], "not comparable: trained 3 of 2100 steps");
+  EXPECT_EQ(rows[1], check_row("m", "", nullptr, nullptr, "NOT CHECKED: not comparable: trained 3 of 2100 steps"));
+  rows = json::array();
+  c = compare_metrics("m", json::object(), measured, "", rows);  // nothing expected yet
+  EXPECT_TRUE(c.not_checked);
+  EXPECT_EQ(rows.back()["verdict"],
+            "NOT CHECKED: no expected metric with a tolerance (measure them: nlpzoo zoo check m --update --spread DIR DIR)");
+  rows = json::array();
+  c = compare_metrics("m", json::object(), measured, "", rows, /*require_comparison=*/false);
+  EXPECT_FALSE(c.not_checked);
+  EXPECT_EQ(rows.size(), 1u);
+  rows = json::array();
+  c = compare_metrics("m", expected, measured, "", rows);
+  EXPECT_EQ(c.compared, 1);
+  EXPECT_FALSE(c.not_checked);
+  EXPECT_FALSE(c.regressed);
 }
 
 TEST(ZooUpdate, TolerancesFromTheSpreadKeptOrDropped) {

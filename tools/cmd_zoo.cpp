@@ -101,7 +101,8 @@ int run_check(const std::vector<std::string>& args) {
       "expected metrics: ok within the tolerance, REGRESSED when worse by more, better when better by more\n"
       "(consider --update). It also exports each copy (its TorchScript twin must hold the model's tensors\n"
       "unchanged; an entry with \"export\": false has no export) and resumes a scratch copy of it for one update.\n"
-      "Exit status 1 when a model regressed, its export or resume failed, or it has no trained copy. Options");
+      "Exit status 1 when a model regressed, its export or resume failed, it has no trained copy, or none of its\n"
+      "metrics could be compared (NOT CHECKED: not comparable, or no expected value with a tolerance). Options");
   add_zoo_flags(desc);
   desc.add_options()
       ("json", po::bool_switch(), "print the rows as one JSON array instead of the table")

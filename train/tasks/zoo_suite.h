@@ -47,7 +47,7 @@ struct CheckOptions {
 
 struct CheckResult {
   json rows = json::array();  // check_row's, in order
-  bool failed = false;        // a model regressed, is not trained, or its export/resume failed
+  bool failed = false;        // a model regressed, is not trained, could not be checked, or its export/resume failed
 };
 
 /// Throws UserError for options that do not go together (--spread without --update, or with one root).
@@ -55,7 +55,9 @@ void check_options(const CheckOptions& options);
 
 /// Scores each model's copy (ROOT/NAME, its last checkpoint) against the manifest's expected
 /// metrics (compare_metrics), exports it (unless "export": false) and resumes a scratch copy of it
-/// for one update. Checks `options` first (check_options). With update, the suite's manifest gets the measured numbers first (update_expected,
+/// for one update. A model none of whose metrics could be compared (not comparable, no
+/// tolerance, nothing expected) gets a "NOT CHECKED: <why>" row and fails the check, except with
+/// update. Checks `options` first (check_options). With update, the suite's manifest gets the measured numbers first (update_expected,
 /// the tolerances from the spread over `spread_roots`' copies, the inputs' sha256, the cost) and
 /// is written back to its file. Throws UserError for bad options, a copy short of its budget
 /// under update (nothing written), and unusable spread copies.

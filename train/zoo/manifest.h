@@ -3,6 +3,21 @@
 // models a command means, the order they train in, and the fingerprints (sha256) of the inputs
 // their numbers depend on. The manifest stays a JSON document: `zoo check --update` writes the
 // measured numbers back into it, for review in git.
+//
+// Schema (every model entry under "models"; "about" at the top is free text):
+//   config        string, the INI file                                  (required)
+//   data          {"dir": string (required), "files": [string], "command": string}   (required)
+//   budget_steps  integer > 0                                           (required)
+//   seed          integer                                               (required)
+//   threads       integer >= 1                                          (required)
+//   init_from     string: another model of the manifest, not itself fine-tuned
+//   evaluate      [string]: extra flags of `nlpzoo evaluate`
+//   embed_eval    {"analogy": string, "similarity": string}
+//   export        boolean (default true)
+//   fingerprint   {file: sha256 string or null (not measured yet)}
+//   expected      {metric: {"value": number, "tolerance": number >= 0 or null,
+//                           "spread": {"seeds": [integer], "values": [number], "budget_steps": integer > 0}}}
+//   cost          {"wall_s": number, "peak_rss_mb": number, "libtorch": string}
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -13,11 +28,12 @@ namespace nlpzoo::zoo {
 using nlohmann::json;
 
 /// Reads and validates the manifest at `path`. Throws UserError naming `path` when it is
-/// missing, not JSON, or invalid (validate_manifest).
+/// missing, not JSON, or not of the schema above (validate_manifest).
 json read_manifest(const std::string& path);
 
-/// Throws UserError naming `path` when there is no "models" object, an entry lacks one of config,
-/// data, budget_steps, seed, threads, or its init_from names no pre-trained model of the manifest.
+/// Throws UserError "<path>: model '<name>': \"<key>\" ..." naming the first entry and key (as
+/// "expected.accuracy.tolerance" for a nested one) that is missing, unknown or of the wrong type,
+/// or "<path>: ..." for the top level.
 void validate_manifest(const json& manifest, const std::string& path);
 
 /// `names` checked against the manifest (UserError "'<n>' is not a model of <path> (<known>)"),

@@ -24,7 +24,7 @@ json check_row(const std::string& model, const std::string& metric, const json& 
 }
 
 Comparison compare_metrics(const std::string& model, const json& expected, const json& measured,
-                           const std::string& not_comparable, json& rows) {
+                           const std::string& not_comparable, json& rows, bool require_comparison) {
   Comparison result;
   for (const auto& [metric, m] : measured.items()) {
     const json value = m.value("value", json());
@@ -51,6 +51,14 @@ Comparison compare_metrics(const std::string& model, const json& expected, const
       result.regressed = result.regressed || !improved;
     }
     rows.push_back(check_row(model, metric, x, value, verdict));
+  }
+  if (result.compared == 0 && require_comparison) {
+    result.not_checked = true;
+    rows.push_back(check_row(model, "", nullptr, nullptr,
+                             "NOT CHECKED: " + (!not_comparable.empty()
+                                                    ? "not comparable: " + not_comparable
+                                                    : "no expected metric with a tolerance (measure them: nlpzoo zoo "
+                                                      "check " + model + " --update --spread DIR DIR)")));
   }
   return result;
 }

@@ -21,8 +21,9 @@ double spread_tolerance(const std::vector<double>& values, double reference);
 
 /// What compare_metrics found for one model.
 struct Comparison {
-  bool regressed = false;  // a metric worse than expected by more than its tolerance
-  int compared = 0;        // metrics compared with an expected value and tolerance (ok, better, REGRESSED)
+  bool regressed = false;    // a metric worse than expected by more than its tolerance
+  int compared = 0;          // metrics compared with an expected value and tolerance (ok, better, REGRESSED)
+  bool not_checked = false;  // none was, and comparison was required: a "NOT CHECKED" row says why
 };
 
 /// One row of `zoo check`: {"model", "metric", "expected", "measured", "verdict"}.
@@ -33,9 +34,10 @@ json check_row(const std::string& model, const std::string& metric, const json& 
 /// against `expected` (the entry's {metric: {"value", "tolerance"}}): "not in the manifest",
 /// "not comparable: <not_comparable>" when that is not empty, "no tolerance", else "ok" within
 /// the tolerance, "better" when better by more (per "better": higher|lower), "REGRESSED" when
-/// worse by more.
+/// worse by more. When no metric was compared and `require_comparison`, a row
+/// {metric "", verdict "NOT CHECKED: <why>"} follows: a check that compared nothing passed nothing.
 Comparison compare_metrics(const std::string& model, const json& expected, const json& measured,
-                           const std::string& not_comparable, json& rows);
+                           const std::string& not_comparable, json& rows, bool require_comparison = true);
 
 /// Rewrites entry["expected"] from a copy's `measured` metrics at `step` (update rules): each
 /// metric with a "better" gets the measured value; its tolerance is
