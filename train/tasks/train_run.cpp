@@ -9,6 +9,7 @@
 
 #include "core/io.h"
 #include "train/data_parallel.h"
+#include "train/run_lock.h"
 #include "train/tasks/registry.h"
 #include "train/trainer.h"
 
@@ -65,6 +66,13 @@ int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& la
     group = DataParallelGroup::join(*launch, options, run.device);
   }
   try {
+    // Only the process that writes the run folder locks it (rank 0 of a group); under the lock,
+    // the run folder is checked again: another run may have written it since prepare_train_run.
+    std::unique_ptr<RunLock> lock;
+    if (!group || group->rank() == 0) {
+      lock = std::make_unique<RunLock>(run.run_dir);
+      check_run_dir(run.run_dir, run.resume);
+    }
     // Seed before the model is built, so parameter initialisation is reproducible too.
     torch::manual_seed(static_cast<uint64_t>(run.config.get_int("seed")));
     auto task = make_task(run.task_name);

@@ -1,7 +1,8 @@
 #pragma once
 // One training run as `nlpzoo train` makes it: the resume rules, the guard against overwriting a
 // run, the config resolved from the INI file and the command line, and the process's part in it
-// (a single process, or a rank of a data-parallel group).
+// (a single process, or a rank of a data-parallel group), holding the run folder's lock
+// (train/run_lock.h) while it writes.
 #include <torch/torch.h>
 
 #include <optional>
@@ -43,8 +44,10 @@ void check_run_dir(const std::string& run_dir, bool resume);
 
 /// Trains `run` in this process (the task's setup may complete its config): alone when `launch` is nullopt, else as rank launch->rank of a
 /// data-parallel group it joins (`options`; ranks other than 0 print nothing on standard
-/// output). Returns Trainer::train's status. Throws the Trainer's errors; a rank's error is
-/// reported to the group first.
+/// output). The writing process (rank 0) holds the run folder's lock from before the tokenizers
+/// are trained to the end, and checks the run folder again under it. Returns Trainer::train's
+/// status. Throws UserError (another process holds the run folder: naming its pid) and the
+/// Trainer's errors; a rank's error is reported to the group first.
 int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& launch,
                      const DistributedOptions& options);
 

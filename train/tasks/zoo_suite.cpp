@@ -12,6 +12,7 @@
 #include "core/io.h"
 #include "infer/script_twin.h"
 #include "train/checkpoint.h"
+#include "train/run_lock.h"
 #include "train/tasks/registry.h"
 #include "train/tasks/word_vector_source.h"
 #include "train/zoo/manifest.h"
@@ -73,11 +74,12 @@ struct ScratchDir {
 std::string resume_problem(const ZooSuite& suite, const std::string& dir, const std::string& name, const json& entry,
                            int64_t step) {
   ScratchDir scratch(name + "-resume");
-  // Everything but the other checkpoints and the zoo's own files: the copy's config,
+  // Everything but the other checkpoints, the zoo's own files and a lock: the copy's config,
   // tokenizers and logs are the run's.
   for (const auto& f : fs::directory_iterator(dir)) {
     const auto file = f.path().filename().string();
-    if (!f.is_regular_file() || file == "checkpoint_best.pt" || file.rfind("zoo_", 0) == 0) continue;
+    if (!f.is_regular_file() || file == "checkpoint_best.pt" || file.rfind("zoo_", 0) == 0 || file == kRunLockFile)
+      continue;
     fs::copy_file(f.path(), scratch.path / file);
   }
   const auto r = suite.cli({"train", "--run-dir", scratch.path.string(), "--resume", "--max-steps",
