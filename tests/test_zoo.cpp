@@ -114,6 +114,22 @@ TEST(ZooManifest, FineTuningWithoutThePreTrainedCopyNamesIt) {
                        "); train it first: nlpzoo zoo train pre"),
             std::string::npos)
       << r.err;
+  // A value of the wrong type names the manifest, the model and the key (it was a JSON error
+  // naming neither, or accepted).
+  json bad = m;
+  bad["models"]["ft"]["expected"] = "oops";
+  atomic_write_text(manifest_path, bad.dump(2));
+  r = run_cli("zoo check ft" + flags);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(manifest_path + ": model 'ft': \"expected\" must be an object"), std::string::npos) << r.err;
+  bad = m;
+  bad["models"]["pre"]["budget_steps"] = nullptr;
+  atomic_write_text(manifest_path, bad.dump(2));
+  r = run_cli("zoo list" + flags);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(manifest_path + ": model 'pre': \"budget_steps\" must be a positive integer, got null"),
+            std::string::npos)
+      << r.err;
   m["models"]["ft"]["init_from"] = "nonesuch";
   atomic_write_text(manifest_path, m.dump(2));
   r = run_cli("zoo list" + flags);
@@ -149,8 +165,10 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("zoo: [1/1] tiny: 4 steps"), std::string::npos) << r.out;
   r = run_cli("zoo check" + flags);
-  EXPECT_EQ(r.status, 0) << r.out << r.err;  // nothing expected yet: nothing regressed
+  // Nothing expected yet: nothing regressed, but nothing was checked either, which fails.
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("not in the manifest"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +- +- +NOT CHECKED: no expected metric with a tolerance"))) << r.out;
   // The copy exports to a twin holding its tensors, and a scratch copy resumes for one update
   // (the run itself stays at its budget).
   EXPECT_TRUE(std::regex_search(r.out, std::regex("tiny +export +- +- +ok\n"))) << r.out;
@@ -221,6 +239,9 @@ TEST(RegressionZoo, TrainCheckUpdateAndList) {
   atomic_write_text(data + "/dev.tsv", read_file(data + "/dev.tsv") + "the one and the two\t0\n");
   r = run_cli("zoo check" + flags);
   EXPECT_NE(r.out.find("not comparable: " + data + "/dev.tsv differs"), std::string::npos) << r.out;
+  // A check that compared nothing fails (it passed every such row before).
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("NOT CHECKED: not comparable: " + data + "/dev.tsv differs"), std::string::npos) << r.out;
 
   // A model without an export says so in the manifest; its check skips that row.
   tiny["export"] = false;

@@ -14,7 +14,7 @@
 #include <regex>
 
 #include "core/io.h"
-#include "tools/child_process.h"
+#include "core/child_process.h"
 #include "tools/command.h"
 #include "tools/options.h"
 #include "tools/run_flags.h"

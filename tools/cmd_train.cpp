@@ -1,23 +1,17 @@
-// nlpzoo train: resolve the config, build the task, hand it to the Trainer; or, with --nproc,
-// start the data-parallel workers that do (tools/local_workers.h). A process that torchrun (or
-// --nproc) started joins its group (train/distributed.h) and trains with DataParallelTrainer.
-#include <fcntl.h>
-#include <torch/torch.h>
-#include <unistd.h>
-
-#include <filesystem>
+// nlpzoo train: the flags of a run, which train/tasks/train_run.h resolves and trains (alone, or
+// as a rank that torchrun or --nproc started); or, with --nproc, the data-parallel workers that
+// train it (tools/local_workers.h).
 #include <iostream>
+#include <utility>
 
 #include "core/io.h"
 #include "tools/command.h"
 #include "tools/local_workers.h"
 #include "tools/options.h"
-#include "train/data_parallel.h"
 #include "train/distributed.h"
 #include "train/tasks/registry.h"
+#include "train/tasks/train_run.h"
 #include "train/trainer.h"
-
-namespace fs = std::filesystem;
 
 namespace nlpzoo::cli {
 namespace {
@@ -88,38 +82,21 @@ int run_train(const std::vector<std::string>& args) {
       throw UserError("--nproc: this process already is rank " + std::to_string(launch->rank) + " of " +
                       std::to_string(launch->world_size) + " (RANK and WORLD_SIZE are set, e.g. by torchrun); drop --nproc");
   }
-  const std::string run_dir = vm["run-dir"].as<std::string>();
-  const bool resume = vm["resume"].as<bool>();
-  const std::string last = run_dir + "/checkpoint_last.pt";
-  std::string config_path = vm.count("config") ? vm["config"].as<std::string>() : "";
-  if (resume) {
-    require_file(last, "checkpoint to resume; train without --resume first");
-    if (config_path.empty()) config_path = run_dir + "/config.ini";
-  } else {
-    if (config_path.empty()) throw UserError("--config is required (e.g. --config configs/seq2seq-bahdanau-es-en.ini)");
-    // Never overwrite a run by accident: its checkpoints are hours of work.
-    for (const auto& held : {last, run_dir + "/checkpoint_best.pt"})
-      if (fs::exists(held))
-        throw UserError(run_dir + " already holds a run (" + held + "); add --resume to continue it or choose another --run-dir");
-  }
+  TrainRequest request;
+  request.run_dir = vm["run-dir"].as<std::string>();
+  request.resume = vm["resume"].as<bool>();
+  if (vm.count("config")) request.config_path = vm["config"].as<std::string>();
+  if (vm.count("task")) request.task = vm["task"].as<std::string>();
   if (vm.count("data-dir")) overrides.insert(overrides.end(), {"--data_dir", vm["data-dir"].as<std::string>()});
   if (vm.count("max-time")) overrides.insert(overrides.end(), {"--max_time", std::to_string(vm["max-time"].as<double>())});
   if (vm.count("max-steps")) overrides.insert(overrides.end(), {"--max_steps", std::to_string(vm["max-steps"].as<int64_t>())});
   if (vm.count("max-epochs"))
     overrides.insert(overrides.end(), {"--max_epochs", std::to_string(vm["max-epochs"].as<int64_t>())});
   if (vm.count("device")) overrides.insert(overrides.end(), {"--device", vm["device"].as<std::string>()});
-
-  const std::string task_name = read_task_name(config_path);
-  if (vm.count("task") && vm["task"].as<std::string>() != task_name)
-    throw UserError("--task " + vm["task"].as<std::string>() + ": " + config_path + " trains task '" + task_name +
-                    "'; the config file's task key chooses the task");
-  Config config = Config::resolve(task_schema(task_name), config_path, overrides);
-  // A bad value of the Trainer's keys (lr, device, precision, ...) fails now, not after the
-  // tokenizer is trained and the corpus read (and, with --nproc, once rather than per worker).
-  check_trainer_config(config);
-  const torch::Device device = parse_device(config.get("device"));
+  request.overrides = overrides;
+  PreparedRun run = prepare_train_run(request);
   if (vm.count("nproc")) {
-    resolve_backend(dist.backend, device);
+    resolve_backend(dist.backend, run.device);
     std::vector<std::string> worker_args = {"train"};
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i] == "--nproc") ++i;  // and its value
@@ -127,41 +104,7 @@ int run_train(const std::vector<std::string>& args) {
     }
     return run_local_workers(vm["nproc"].as<int>(), worker_args, dist.timeout_s);
   }
-  std::unique_ptr<DataParallelGroup> group;
-  if (launch) {
-    // Rank 0 prints the run's progress; the others' output would repeat it (errors still show).
-    if (launch->rank != 0) {
-      std::cout.flush();
-      const int null = open("/dev/null", O_WRONLY);
-      if (null >= 0) dup2(null, STDOUT_FILENO);
-    }
-    group = DataParallelGroup::join(*launch, dist, device);
-  }
-  try {
-    // Seed before the model is built, so parameter initialisation is reproducible too.
-    torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
-    auto task = make_task(task_name);
-    // Rank 0 trains the tokenizers into the run folder; the other ranks then read them.
-    const auto setup = [&](bool reuse) {
-      task->setup(config, {config.get("data_dir"), run_dir, {Split::kTrain, Split::kValid}, reuse});
-    };
-    if (group)
-      group->rank0_first([&] { setup(resume || group->rank() != 0); });
-    else
-      setup(resume);
-    std::unique_ptr<Trainer> trainer = group ? std::make_unique<DataParallelTrainer>(*task, config, task_name, run_dir, *group)
-                                             : std::make_unique<Trainer>(*task, config, task_name, run_dir);
-    // The run keeps the config file's budgets; the command line's bound this invocation.
-    trainer->keep_budgets(Config::resolve(task_schema(task_name), config_path, {}));
-    return trainer->train(resume);
-  } catch (const c10::Error& e) {
-    // The other ranks name this one and its error in theirs.
-    if (group) group->report_failure(e.what_without_backtrace());
-    throw;
-  } catch (const std::exception& e) {
-    if (group) group->report_failure(e.what());
-    throw;
-  }
+  return train_in_process(std::move(run), launch, dist);
 }
 
 }  // namespace

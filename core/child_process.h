@@ -1,11 +1,11 @@
 #pragma once
-// Child processes of the CLI: this executable again (bench matmul --compare, zoo train/check)
+// Child processes: this executable again (the CLI's bench matmul --compare, zoo train/check)
 // or a system tool (sha256sum), with their standard output, exit status, wall time and peak RSS.
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace nlpzoo::cli {
+namespace nlpzoo {
 
 struct ChildResult {
   int status = -1;          // exit status; -1 if killed by a signal
@@ -26,4 +26,4 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
 ChildResult run_self(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
                      bool capture_stdout = true);
 
-}  // namespace nlpzoo::cli
+}  // namespace nlpzoo

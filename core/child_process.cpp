@@ -1,4 +1,4 @@
-#include "tools/child_process.h"
+#include "core/child_process.h"
 
 #include <spawn.h>
 #include <sys/resource.h>
@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace nlpzoo::cli {
+namespace nlpzoo {
 
 ChildResult run_child(const std::string& program, const std::vector<std::string>& args,
                       const std::vector<std::string>& env, bool capture_stdout) {
@@ -67,4 +67,4 @@ ChildResult run_self(const std::vector<std::string>& args, const std::vector<std
   return run_child("/proc/self/exe", args, env, capture_stdout);
 }
 
-}  // namespace nlpzoo::cli
+}  // namespace nlpzoo
