@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/io.h"
 #include "infer/script_twin.h"
 #include "tools/child_process.h"
@@ -105,9 +106,15 @@ std::string sha256(const std::string& path) {
   return r.out.substr(0, 64);
 }
 
-// The files an entry's numbers depend on: its config and its data files.
+// The files an entry's numbers depend on: its config, the presets it starts from (`base = ...`)
+// and its data files.
 std::vector<std::string> input_files(const json& entry) {
-  std::vector<std::string> files = {entry["config"].get<std::string>()};
+  const auto config = entry["config"].get<std::string>();
+  std::vector<std::string> files = {config};
+  if (fs::is_regular_file(config)) {
+    const auto chain = preset_chain(config);  // the deepest base first, the config last
+    for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) files.push_back(it->path);
+  }
   const auto dir = entry["data"].value("dir", std::string());
   for (const auto& f : entry["data"].value("files", json::array())) files.push_back(dir + "/" + f.get<std::string>());
   return files;
