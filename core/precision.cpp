@@ -7,15 +7,15 @@
 
 namespace nlpzoo {
 
-ConfigSchema precision_schema() {
-  ConfigSchema s;
-  s.add("precision", "fp32",
-        "forward-pass precision: fp32, bf16 (autocast: bfloat16 matrix products, float32 weights, optimizer "
-        "state and loss; needs a CPU with AVX512_BF16 or AMX, or a GPU), or auto (bf16 on a CPU with bf16 "
-        "arithmetic, fp32 elsewhere)",
-        {"fp32", "bf16", "auto"});
-  return s;
+void PrecisionOptions::bind(OptionBinder& b) {
+  b.field("precision", precision,
+          "forward-pass precision: fp32, bf16 (autocast: bfloat16 matrix products, float32 weights, optimizer "
+          "state and loss; needs a CPU with AVX512_BF16 or AMX, or a GPU), or auto (bf16 on a CPU with bf16 "
+          "arithmetic, fp32 elsewhere)",
+          {"fp32", "bf16", "auto"});
 }
+
+ConfigSchema precision_schema() { return schema_of<PrecisionOptions>(); }
 
 Precision parse_precision(const std::string& name, const torch::Device& device, const CpuFeatures& cpu) {
   if (name == "fp32") return Precision::kFp32;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/config.h"
+#include "core/options.h"
 #include "core/cpu_features.h"
 
 namespace nlpzoo {
@@ -17,6 +18,11 @@ namespace nlpzoo {
 enum class Precision { kFp32, kBf16 };
 
 /// The `precision` key: fp32 | bf16 | auto (training, validation and the CLI's inference commands).
+/// Kept as its name: which precision "auto" means depends on the device (parse_precision).
+struct PrecisionOptions {
+  std::string precision = "fp32";
+  void bind(OptionBinder& b);
+};
 ConfigSchema precision_schema();
 
 /// Parses fp32 | bf16 | auto for a run on `device`. auto is bf16 on a CPU with bf16 arithmetic

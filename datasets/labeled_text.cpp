@@ -8,53 +8,66 @@
 
 #include "core/io.h"
 #include "core/config.h"
+#include "core/options.h"
 
 namespace nlpzoo {
 
-ConfigSchema tsv_layout_schema() {
-  ConfigSchema s;
-  s.add("tsv_columns", "2", "tab-separated fields on every line of the train/dev/test .tsv files (quoting off, as "
-                            "GLUE); a line with another count is an error")
-      .add("text_column", "auto", "the sentence's field: a 0-based index, or the header line's name for it (auto = "
-                                  "field 0 of 2-field lines; SST-2: auto, CoLA: 3, RTE and STS-B: sentence1)")
-      .add("text_b_column", "", "a pair task's second sentence, as text_column (RTE, STS-B: sentence2); the pair is "
-                                "one input, A <eos> B (arch = bert: [CLS] A [SEP] B [SEP]), the longer side cut first "
-                                "to fit max_positions (\"\" = single sentences)")
-      .add("label_column", "auto", "the label's field, as text_column (auto = field 1 of 2-field lines; CoLA: 1, "
-                                   "RTE: label, STS-B: score)")
-      .add("tsv_header", "auto", "whether line 1 is a header: auto = when a column is named, or when its label "
-                                 "field is 'label' (SST-2)",
-           {"auto", "true", "false"});
-  return s;
+namespace {
+constexpr EnumNames<TsvHeader, 3> kTsvHeaderNames{
+    {{TsvHeader::kAuto, "auto"}, {TsvHeader::kYes, "true"}, {TsvHeader::kNo, "false"}}};
+}  // namespace
+
+void TsvLayoutOptions::bind(OptionBinder& b) {
+  b.field("tsv_columns", tsv_columns,
+          "tab-separated fields on every line of the train/dev/test .tsv files (quoting off, as GLUE); a line with "
+          "another count is an error",
+          at_least(1));
+  b.field("text_column", text_column,
+          "the sentence's field: a 0-based index, or the header line's name for it (auto = field 0 of 2-field lines; "
+          "SST-2: auto, CoLA: 3, RTE and STS-B: sentence1)");
+  b.field("text_b_column", text_b_column,
+          "a pair task's second sentence, as text_column (RTE, STS-B: sentence2); the pair is one input, A <eos> B "
+          "(arch = bert: [CLS] A [SEP] B [SEP]), the longer side cut first to fit max_positions (\"\" = single "
+          "sentences)");
+  b.field("label_column", label_column,
+          "the label's field, as text_column (auto = field 1 of 2-field lines; CoLA: 1, RTE: label, STS-B: score)");
+  b.field("tsv_header", tsv_header,
+          "whether line 1 is a header: auto = when a column is named, or when its label field is 'label' (SST-2)",
+          kTsvHeaderNames);
 }
+
+ConfigSchema tsv_layout_schema() { return schema_of<TsvLayoutOptions>(); }
 
 std::string TsvColumn::describe() const {
   return name.empty() ? "field " + std::to_string(index) : "column '" + name + "'";
 }
 
-TsvLayout tsv_layout(const Config& c) {
+TsvLayout tsv_layout(const TsvLayoutOptions& o) {
   TsvLayout layout;
-  layout.num_columns = config_int_at_least(c, "tsv_columns", 1);
-  const auto& header = c.get("tsv_header");
-  layout.header = header == "true" ? TsvHeader::kYes : header == "false" ? TsvHeader::kNo : TsvHeader::kAuto;
-  const auto column = [&](const char* key, int64_t two_field_default) {
-    const std::string& value = c.get(key);
+  layout.num_columns = o.tsv_columns;
+  layout.header = o.tsv_header;
+  const std::string columns = std::to_string(o.tsv_columns);
+  const auto column = [&](const char* key, const std::string& value, int64_t two_field_default) {
     TsvColumn out;
     if (value.empty()) return out;
     if (value == "auto") {
       if (two_field_default < 0 || layout.num_columns != 2)
         throw UserError(std::string("config key '") + key + "': auto means field " +
-                        std::to_string(two_field_default) + " of 2-field lines, but lines have " +
-                        c.get("tsv_columns") + " fields (tsv_columns): name the column (a 0-based field index, "
-                        "or the header line's name for it)");
+                        std::to_string(two_field_default) + " of 2-field lines, but lines have " + columns +
+                        " fields (tsv_columns): name the column (a 0-based field index, or the header line's name for "
+                        "it)");
       out.index = two_field_default;
       return out;
     }
     if (value.find_first_not_of("0123456789") == std::string::npos) {
-      out.index = config_int_at_least(c, key, 0);
+      try {
+        out.index = std::stoll(value);
+      } catch (const std::exception&) {
+        throw UserError(std::string("config key '") + key + "': expected an integer, got '" + value + "'");
+      }
       if (out.index >= layout.num_columns)
         throw UserError(std::string("config key '") + key + "': field " + value + " does not exist in lines of " +
-                        c.get("tsv_columns") + " fields (tsv_columns; fields count from 0)");
+                        columns + " fields (tsv_columns; fields count from 0)");
       return out;
     }
     if (layout.header == TsvHeader::kNo)
@@ -63,9 +76,9 @@ TsvLayout tsv_layout(const Config& c) {
     out.name = value;
     return out;
   };
-  layout.text = column("text_column", 0);
-  layout.text_b = column("text_b_column", -1);
-  layout.label = column("label_column", 1);
+  layout.text = column("text_column", o.text_column, 0);
+  layout.text_b = column("text_b_column", o.text_b_column, -1);
+  layout.label = column("label_column", o.label_column, 1);
   if (layout.text.empty()) throw UserError("config key 'text_column': empty; name the sentence's field");
   if (layout.label.empty()) throw UserError("config key 'label_column': empty; name the label's field");
   const auto same = [](const TsvColumn& a, const TsvColumn& b) {
@@ -79,6 +92,8 @@ TsvLayout tsv_layout(const Config& c) {
                     " is already the text or the label (text_column, label_column)");
   return layout;
 }
+
+TsvLayout tsv_layout(const Config& config) { return tsv_layout(bind_options<TsvLayoutOptions>(config)); }
 
 namespace {
 

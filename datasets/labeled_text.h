@@ -20,6 +20,7 @@ namespace nlpzoo {
 
 class Config;
 class ConfigSchema;
+class OptionBinder;
 
 enum class TsvHeader { kAuto, kYes, kNo };
 
@@ -43,12 +44,22 @@ struct TsvLayout {
   TsvHeader header = TsvHeader::kAuto;
 };
 
-/// The config keys of a TsvLayout (tsv_columns, text_column, text_b_column, label_column,
-/// tsv_header).
+/// The config keys of a TsvLayout as written: a column is "auto", a 0-based field index or a
+/// header name ("" for no second text).
+struct TsvLayoutOptions {
+  int64_t tsv_columns = 2;
+  std::string text_column = "auto";
+  std::string text_b_column;
+  std::string label_column = "auto";
+  TsvHeader tsv_header = TsvHeader::kAuto;
+  void bind(OptionBinder& b);
+};
 ConfigSchema tsv_layout_schema();
-/// Reads those keys. text_column and label_column "auto" are fields 0 and 1 of 2-field lines.
-/// Throws UserError naming the key for an index outside [0, tsv_columns), "auto" with
-/// tsv_columns other than 2, a name with tsv_header = false, or two roles in the same column.
+/// The layout those keys describe. text_column and label_column "auto" are fields 0 and 1 of
+/// 2-field lines. Throws UserError naming the key for an index outside [0, tsv_columns), "auto"
+/// with tsv_columns other than 2, a name with tsv_header = false, or two roles in the same column.
+TsvLayout tsv_layout(const TsvLayoutOptions& options);
+/// tsv_layout of the keys read from a resolved config.
 TsvLayout tsv_layout(const Config& config);
 
 struct LabeledText {

@@ -207,25 +207,31 @@ TEST(LrSchedule, KnownValues) {
 // time, read by the rate as training seconds.
 TEST(LrSchedule, WarmupFractionOfTheBudget) {
   const auto schema = trainer_schema();
-  auto config = [&](std::vector<std::string> flags) {
+  auto options = [&](std::vector<std::string> flags) {
     flags.insert(flags.end(), {"--lr", "1", "--lr_schedule", "linear_warmup", "--warmup_fraction", "0.1"});
-    return Config::resolve(schema, "", flags);
+    return bind_options<TrainerOptions>(Config::resolve(schema, "", flags));
   };
-  Config steps = config({"--max_steps", "100"});
-  resolve_warmup_fraction(steps, 100);
-  EXPECT_EQ(steps.get("warmup_steps"), "10");
-  EXPECT_EQ(steps.get_double("warmup_fraction"), 0);
-  const LrSchedule by_steps(lr_schedule_options(steps));
+  auto steps = options({"--max_steps", "100"});
+  resolve_warmup_fraction(steps.schedule, 100, steps.budget.max_time);
+  EXPECT_EQ(steps.schedule.warmup_steps, 10);
+  EXPECT_EQ(steps.schedule.warmup_fraction, 0);
+  // The run's config keeps what was derived.
+  Config written = Config::resolve(schema, "", {});
+  write_options(steps, written);
+  EXPECT_EQ(written.get("warmup_steps"), "10");
+  EXPECT_EQ(written.get("warmup_fraction"), "0");
+  check_lr_schedule(steps.schedule);
+  const LrSchedule by_steps(steps.schedule);
   EXPECT_DOUBLE_EQ(by_steps.lr_at(1), 0.1);
   EXPECT_DOUBLE_EQ(by_steps.lr_at(5), 0.5);
   EXPECT_DOUBLE_EQ(by_steps.lr_at(10), 1.0);
   EXPECT_DOUBLE_EQ(by_steps.lr_at(60), 1.0);
   EXPECT_EQ(by_steps.warmup_steps(), 10);
 
-  Config time = config({"--max_time", "10"});  // minutes
-  resolve_warmup_fraction(time, 0);
-  EXPECT_DOUBLE_EQ(time.get_double("warmup_time"), 1.0);  // minutes
-  const LrSchedule by_time(lr_schedule_options(time));
+  auto time = options({"--max_time", "10"});  // minutes
+  resolve_warmup_fraction(time.schedule, 0, time.budget.max_time);
+  EXPECT_DOUBLE_EQ(time.schedule.warmup_time, 1.0);  // minutes
+  const LrSchedule by_time(time.schedule);
   EXPECT_DOUBLE_EQ(by_time.lr_at(1, 15.0), 0.25);
   EXPECT_DOUBLE_EQ(by_time.lr_at(500, 30.0), 0.5);  // the step does not count
   EXPECT_DOUBLE_EQ(by_time.lr_at(2, 90.0), 1.0);
@@ -233,8 +239,8 @@ TEST(LrSchedule, WarmupFractionOfTheBudget) {
 
   auto error = [&](std::vector<std::string> flags) {
     return test::user_error_of([&] {
-      Config c = Config::resolve(schema, "", flags);
-      resolve_warmup_fraction(c, c.get_int("max_steps"));
+      auto o = bind_options<TrainerOptions>(Config::resolve(schema, "", flags));
+      resolve_warmup_fraction(o.schedule, o.budget.max_steps, o.budget.max_time);
     });
   };
   EXPECT_NE(error({"--warmup_fraction", "0.1", "--lr_schedule", "linear_warmup"}).find("needs a budget"), std::string::npos);
@@ -248,12 +254,13 @@ TEST(LrSchedule, WarmupFractionOfTheBudget) {
 // linear_decay over a time budget (24h-BERT, Izsak et al. 2021): a time-based warm-up to lr,
 // then a linear fall to 0 at decay_time minutes of training time, whatever the step.
 TEST(LrSchedule, LinearDecayOverTrainingTime) {
-  Config c = Config::resolve(trainer_schema(), "",
-                             {"--lr", "1", "--lr_schedule", "linear_decay", "--min_lr", "0", "--warmup_fraction", "0.1",
-                              "--max_time", "10"});
-  resolve_warmup_fraction(c, 0);
-  c.set("decay_time", "10");  // what the Trainer derives from max_time alone
-  const LrSchedule s(lr_schedule_options(c));
+  auto o = bind_options<TrainerOptions>(
+      Config::resolve(trainer_schema(), "",
+                      {"--lr", "1", "--lr_schedule", "linear_decay", "--min_lr", "0", "--warmup_fraction", "0.1",
+                       "--max_time", "10"}));
+  resolve_warmup_fraction(o.schedule, 0, o.budget.max_time);
+  o.schedule.decay_time = 10;  // what the Trainer derives from max_time alone
+  const LrSchedule s(o.schedule);
   EXPECT_DOUBLE_EQ(s.lr_at(1, 30.0), 0.5 * (1 - 30.0 / 600));  // half-way through the 60 s warm-up
   EXPECT_DOUBLE_EQ(s.lr_at(7, 300.0), 0.5);                    // half the budget: half the rate
   EXPECT_DOUBLE_EQ(s.lr_at(2, 540.0), 0.1);

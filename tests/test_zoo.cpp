@@ -7,6 +7,7 @@
 #include <torch/version.h>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "core/io.h"
 #include "train/checkpoint.h"
@@ -69,12 +70,17 @@ TEST(ZooManifest, EveryConfigHasACompleteEntry) {
 // the manifest, not itself fine-tuned.
 TEST(ZooManifest, FineTuningEntriesNameTheirPreTrainedModel) {
   const auto m = manifest();
+  // The key's value in the config or, when it has none, in its bases (presets).
   const auto config_value = [](const std::string& config, const std::string& key) {
     const std::regex line("^\\s*" + key + "\\s*=\\s*(.*?)\\s*$");
     std::smatch match;
-    for (const auto& l : read_lines(std::string(NLPZOO_SOURCE_DIR) + "/" + config))
-      if (std::regex_match(l, match, line)) return match[1].str();
-    return std::string();
+    std::string value;
+    for (const auto& file : preset_chain(std::string(NLPZOO_SOURCE_DIR) + "/" + config)) {
+      std::istringstream text(file.text);
+      for (std::string l; std::getline(text, l);)
+        if (std::regex_match(l, match, line)) value = match[1].str();
+    }
+    return value;
   };
   int fine_tuned = 0;
   for (const auto& [name, e] : m["models"].items()) {

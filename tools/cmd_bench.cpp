@@ -101,7 +101,8 @@ int run_bench_optimizer(const std::vector<std::string>& args) {
   auto run = load_run_from_flags(*vm);
   auto model = run.task->model();
   const auto profile = run.task->training_profile();
-  auto optimizer = make_optimizer(run.config, *model, profile.no_weight_decay);
+  const auto trainer = bind_options<TrainerOptions>(run.config);
+  auto optimizer = make_optimizer(trainer.optimizer, trainer.schedule.lr, *model, profile.no_weight_decay);
   // Every parameter gets a gradient of a training step's order of magnitude.
   int64_t numel = 0, tensors = 0;
   for (auto& p : model->parameters()) {
@@ -122,7 +123,7 @@ int run_bench_optimizer(const std::vector<std::string>& args) {
   std::vector<double> ms;
   for (int64_t i = 0; i < steps; ++i) ms.push_back(timed_step());
   std::sort(ms.begin(), ms.end());
-  std::cout << run.config.get("optimizer") << " step over " << numel << " parameters in " << tensors << " tensors, "
+  std::cout << trainer.optimizer.optimizer << " step over " << numel << " parameters in " << tensors << " tensors, "
             << optimizer->param_groups().size() << " groups, " << (flat ? "flat (one tensor per group)" : "per tensor")
             << ", " << torch::get_num_threads() << " threads: " << std::fixed << std::setprecision(2)
             << ms[ms.size() / 2] << " ms/step (median of " << steps << "; min " << ms.front() << ")" << std::endl;

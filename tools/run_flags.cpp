@@ -84,7 +84,8 @@ LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& da
 }
 
 AutocastGuard inference_precision(const po::variables_map& vm, LoadedRun& run) {
-  const std::string name = vm.count("precision") ? vm["precision"].as<std::string>() : run.config.get("precision");
+  const std::string name =
+      vm.count("precision") ? vm["precision"].as<std::string>() : bind_options<PrecisionOptions>(run.config).precision;
   const auto device = parse_device(vm["device"].as<std::string>());
   const Precision precision = parse_precision(name, device);
   // Word vectors keep float32 tables: a lookup gains nothing from bf16, and LibTorch 1.13's

@@ -103,7 +103,7 @@ Trainer::StepOutput DataParallelTrainer::step() {
   const auto start = std::chrono::steady_clock::now();
   const int64_t rank = group_.rank();
   // Dropout's masks are a function of (seed, step, rank), so that a resumed run goes on exactly.
-  torch::manual_seed(mix(mix(mix(static_cast<uint64_t>(config().get_int("seed"))) ^ training_state().step) ^
+  torch::manual_seed(mix(mix(mix(static_cast<uint64_t>(options().seed)) ^ training_state().step) ^
                          static_cast<uint64_t>(rank)));
   auto out = accumulate(/*lr=*/0);  // the rate is only used by in-place updates, which are refused
   const auto reduce_start = std::chrono::steady_clock::now();
@@ -183,7 +183,7 @@ void DataParallelTrainer::on_begin(bool /*resumed*/) {
     group_.broadcast(flat, "broadcast of rank 0's parameters");
     buckets.copy_back(state);
   }
-  const int64_t world = group_.world_size(), per_rank = config().get_int("update_freq");
+  const int64_t world = group_.world_size(), per_rank = options().update_freq;
   message("data-parallel: " + std::to_string(world) + " ranks (" + group_.backend() + "); each update takes " +
           std::to_string(world * per_rank) + " batches (" + std::to_string(per_rank) + " per rank)");
 }

@@ -9,80 +9,74 @@
 
 namespace nlpzoo {
 
-ConfigSchema lr_schedule_schema() {
-  ConfigSchema s;
-  s.add("lr", "0.001", "peak learning rate (for noam: a multiplier of d_model^-0.5)")
-      .add("lr_schedule", "constant", "learning-rate schedule",
-           {"constant", "linear_warmup", "inverse_sqrt", "noam", "plateau", "linear_decay"})
-      .add("warmup_steps", "0", "updates of linear warmup from 0 to lr")
-      .add("warmup_fraction", "0", "warm-up as a fraction of the budget (replaces warmup_steps when > 0): of max_steps "
-                                   "or max_epochs' updates, else of max_time (then in training time; not with noam or "
-                                   "inverse_sqrt). Written into the run's config as warmup_steps or warmup_time")
-      .add("warmup_time", "0", "minutes of training time of linear warmup (derived from warmup_fraction; 0 = none)")
-      .add("plateau_factor", "0.5", "plateau: multiply lr by this when valid loss stops improving")
-      .add("plateau_patience", "1", "plateau: validations without improvement before decaying")
-      .add("min_lr", "1e-6", "plateau, linear_decay: lower bound of the learning rate")
-      .add("decay_steps", "0", "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); "
-                               "0 = the whole run, derived from max_steps or max_epochs")
-      .add("decay_time", "0", "linear_decay: minutes of training time over which lr falls linearly to 0 instead of "
-                              "decay_steps (derived from max_time for a run that only max_time bounds, as 24h-BERT; "
-                              "0 = none)");
-  return s;
+void LrScheduleOptions::bind(OptionBinder& b) {
+  b.field("lr", lr, "peak learning rate (for noam: a multiplier of d_model^-0.5)", finite_at_least(0));
+  b.field("lr_schedule", kind, "learning-rate schedule", kLrScheduleNames);
+  b.field("warmup_steps", warmup_steps, "updates of linear warmup from 0 to lr", at_least(0));
+  b.field("warmup_fraction", warmup_fraction,
+          "warm-up as a fraction of the budget (replaces warmup_steps when > 0): of max_steps or max_epochs' updates, "
+          "else of max_time (then in training time; not with noam or inverse_sqrt). Written into the run's config as "
+          "warmup_steps or warmup_time",
+          rate());
+  b.field("warmup_time", warmup_time, "minutes of training time of linear warmup (derived from warmup_fraction; 0 = none)",
+          finite_at_least(0));
+  b.field("plateau_factor", plateau_factor, "plateau: multiply lr by this when valid loss stops improving",
+          NumberCheck{[](double x) -> std::string { return x > 0 && x <= 1 ? "" : "must be in (0, 1]"; }});
+  b.field("plateau_patience", plateau_patience, "plateau: validations without improvement before decaying", at_least(0));
+  b.field("min_lr", min_lr, "plateau, linear_decay: lower bound of the learning rate", finite_at_least(0));
+  b.field("decay_steps", decay_steps,
+          "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); 0 = the whole run, derived "
+          "from max_steps or max_epochs",
+          at_least(0));
+  b.field("decay_time", decay_time,
+          "linear_decay: minutes of training time over which lr falls linearly to 0 instead of decay_steps (derived "
+          "from max_time for a run that only max_time bounds, as 24h-BERT; 0 = none)",
+          finite_at_least(0));
 }
 
-LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
-  LrScheduleOptions o;
-  const auto& kind = c.get("lr_schedule");
-  o.kind = kind == "linear_warmup" ? LrScheduleKind::kLinearWarmup
-           : kind == "inverse_sqrt" ? LrScheduleKind::kInverseSqrt
-           : kind == "noam"         ? LrScheduleKind::kNoam
-           : kind == "plateau"      ? LrScheduleKind::kPlateau
-           : kind == "linear_decay" ? LrScheduleKind::kLinearDecay
-                                    : LrScheduleKind::kConstant;
-  o.lr = c.get_double("lr");
-  o.warmup_steps = c.get_int("warmup_steps");
-  o.warmup_time_s = c.get_double("warmup_time") * 60;
-  if (c.get_double("warmup_fraction") != 0)
-    throw std::logic_error("lr_schedule_options: warmup_fraction must be resolved first (resolve_warmup_fraction)");
-  o.d_model = d_model;
-  o.plateau_factor = c.get_double("plateau_factor");
-  o.plateau_patience = c.get_int("plateau_patience");
-  o.min_lr = c.get_double("min_lr");
-  o.decay_steps = c.get_int("decay_steps");
-  o.decay_time_s = c.get_double("decay_time") * 60;
+ConfigSchema lr_schedule_schema() { return schema_of<LrScheduleOptions>(); }
+
+void check_lr_schedule(const LrScheduleOptions& o) {
+  if (o.warmup_fraction != 0)
+    throw std::logic_error("LrSchedule: warmup_fraction must be resolved first (resolve_warmup_fraction)");
   if (o.kind == LrScheduleKind::kNoam && o.d_model <= 0)
     throw UserError("config key 'lr_schedule': noam scales the rate by the model width d_model^-0.5, and this model "
                     "has no d_model (it is not a Transformer); use inverse_sqrt, the same shape with lr as its peak");
   if (o.kind == LrScheduleKind::kNoam && o.warmup_steps <= 0)
     throw UserError("config key 'warmup_steps': the noam schedule needs warmup_steps > 0");
-  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0 && o.decay_time_s <= 0)
+  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0 && o.decay_time <= 0)
     throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (0 is the run's "
                     "number of updates only when max_steps or max_epochs bounds it; set one of them, decay_steps, "
                     "or max_time / decay_time for a time-based decay)");
+}
+
+LrScheduleOptions lr_schedule_options(const Config& c, int64_t d_model) {
+  auto o = bind_options<LrScheduleOptions>(c);
+  o.d_model = d_model;
+  check_lr_schedule(o);
   return o;
 }
 
-void resolve_warmup_fraction(Config& c, int64_t planned_updates) {
-  const double f = c.get_double("warmup_fraction");
+void resolve_warmup_fraction(LrScheduleOptions& o, int64_t planned_updates, double max_time) {
+  const double f = o.warmup_fraction;
   if (f == 0) return;
-  if (!(f > 0 && f < 1)) throw UserError("config key 'warmup_fraction': must be in [0, 1), got " + c.get("warmup_fraction"));
-  if (c.get("lr_schedule") == "constant")
+  if (!(f > 0 && f < 1)) throw UserError("config key 'warmup_fraction': must be in [0, 1), got " + format_number(f));
+  if (o.kind == LrScheduleKind::kConstant)
     throw UserError("config key 'warmup_fraction': lr_schedule constant has no warm-up; use linear_warmup");
-  const double max_time = c.get_double("max_time");
   if (planned_updates > 0) {
-    c.set("warmup_steps", std::to_string(std::max<int64_t>(1, std::llround(f * planned_updates))));
+    o.warmup_steps = std::max<int64_t>(1, std::llround(f * planned_updates));
   } else if (max_time > 0) {
-    const auto& kind = c.get("lr_schedule");
-    if (kind == "noam" || kind == "inverse_sqrt")
+    if (o.kind == LrScheduleKind::kNoam || o.kind == LrScheduleKind::kInverseSqrt)
       throw UserError("config key 'warmup_fraction': a time-based warm-up (budget max_time only) needs lr_schedule "
-                      "linear_warmup, plateau or linear_decay; " + kind + " decays from warmup_steps, so set "
-                      "warmup_steps (or max_steps)");
-    c.set("warmup_time", std::to_string(f * max_time));
+                      "linear_warmup, plateau or linear_decay; " + enum_name(o.kind, kLrScheduleNames) +
+                      " decays from warmup_steps, so set warmup_steps (or max_steps)");
+    // To the microminute (6 decimals), the precision the run's config has always kept it in.
+    o.warmup_time = std::stod(std::to_string(f * max_time));
   } else {
     throw UserError("config key 'warmup_fraction': a fraction of the budget needs a budget (max_steps, max_epochs or "
                     "max_time)");
   }
-  c.set("warmup_fraction", "0");
+  o.warmup_fraction = 0;
 }
 
 std::string warmup_budget_warning(int64_t warmup_steps, int64_t step_now, int64_t updates, double elapsed_s,
@@ -100,13 +94,14 @@ std::string warmup_budget_warning(int64_t warmup_steps, int64_t step_now, int64_
 }
 
 int64_t LrSchedule::warmup_steps() const {
-  return options_.kind == LrScheduleKind::kConstant || options_.warmup_time_s > 0 ? 0 : options_.warmup_steps;
+  return options_.kind == LrScheduleKind::kConstant || options_.warmup_time > 0 ? 0 : options_.warmup_steps;
 }
 
 double LrSchedule::lr_at(int64_t step, double elapsed_s) const {
   const auto& o = options_;
   const double s = static_cast<double>(std::max<int64_t>(step, 1));
-  const double w = o.warmup_time_s > 0  ? std::min(1.0, elapsed_s / o.warmup_time_s)
+  const double warmup_s = o.warmup_time * 60, decay_s = o.decay_time * 60;
+  const double w = warmup_s > 0         ? std::min(1.0, elapsed_s / warmup_s)
                    : o.warmup_steps > 0 ? std::min(1.0, s / o.warmup_steps)
                                         : 1.0;
   double lr = o.lr;
@@ -125,7 +120,7 @@ double LrSchedule::lr_at(int64_t step, double elapsed_s) const {
       break;
     case LrScheduleKind::kLinearDecay:
       lr = o.lr * w *
-           std::max(0.0, 1.0 - (o.decay_time_s > 0 ? elapsed_s / o.decay_time_s
+           std::max(0.0, 1.0 - (decay_s > 0 ? elapsed_s / decay_s
                                                    : (s - 1) / static_cast<double>(std::max<int64_t>(o.decay_steps, 1))));
       return std::max(lr * scale_, o.min_lr);
   }

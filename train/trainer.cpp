@@ -22,36 +22,46 @@ namespace nlpzoo {
 
 namespace fs = std::filesystem;
 
-ConfigSchema trainer_schema() {
-  ConfigSchema s;
-  s.add("task", "translation", "which Task trains (fixes the model family and its config keys)")
-      .add("optimizer", "adam", "optimizer", {"adam", "adamw", "sgd", "adagrad"})
-      .add("adam_beta1", "0.9", "Adam/AdamW beta1")
-      .add("adam_beta2", "0.999", "Adam/AdamW beta2")
-      .add("adam_eps", "1e-8", "Adam/AdamW epsilon")
-      .add("weight_decay", "0", "L2 penalty (decoupled for adamw)")
-      .add("momentum", "0", "SGD momentum")
-      .add("adagrad_initial_accumulator", "0", "AdaGrad's starting sum of squared gradients (glove.c: 1)")
-      .add("clip_norm", "1.0", "clip gradients to this global L2 norm (0 = no clipping)")
-      .add("update_freq", "1", "batches whose gradients are accumulated per update")
-      .add("seed", "1234", "seed of parameter init, dropout and batch order")
-      .add("max_epochs", "0", "stop after this many epochs (0 = no limit)")
-      .add("max_steps", "0", "stop after this many updates in total (0 = no limit)")
-      .add("max_time", "0", "stop after this many minutes of each invocation (0 = no limit)")
-      .add("valid_interval", "500", "validate and save every N updates (0 = once per epoch)")
-      .add("log_interval", "50", "print and log metrics every N updates")
-      .add("log_seconds", "30", "also print and log after N seconds without a report (0 = only log_interval)")
-      .add("patience", "0", "stop after N validations without improvement of best_metric (0 = never)")
-      .add("best_metric", "auto", "validation score that chooses checkpoint_best.pt and counts patience: auto (the "
-                                  "task's: classification accuracy, regression pearson, others loss), loss, or one "
-                                  "of the task's (classification: accuracy, macro_f1, mcc; regression: pearson, "
-                                  "spearman); the plateau LR schedule follows the loss whatever it is")
-      .add("device", "auto", "auto | cpu | cuda | cuda:N")
-      .add("data_dir", "data/bible", "corpus folder (the task says which files it reads there)");
-  s.merge(lr_schedule_schema());
-  s.merge(precision_schema());
-  return s;
+void OptimizerOptions::bind(OptionBinder& b) {
+  b.field("optimizer", optimizer, "optimizer", {"adam", "adamw", "sgd", "adagrad"});
+  b.field("adam_beta1", adam_beta1, "Adam/AdamW beta1", rate());
+  b.field("adam_beta2", adam_beta2, "Adam/AdamW beta2", rate());
+  b.field("adam_eps", adam_eps, "Adam/AdamW epsilon", positive());
+  b.field("weight_decay", weight_decay, "L2 penalty (decoupled for adamw)", finite_at_least(0));
+  b.field("momentum", momentum, "SGD momentum", finite_at_least(0));
+  b.field("adagrad_initial_accumulator", adagrad_initial_accumulator,
+          "AdaGrad's starting sum of squared gradients (glove.c: 1)", finite_at_least(0));
 }
+
+void BudgetOptions::bind(OptionBinder& b) {
+  b.field("max_epochs", max_epochs, "stop after this many epochs (0 = no limit)", at_least(0));
+  b.field("max_steps", max_steps, "stop after this many updates in total (0 = no limit)", at_least(0));
+  b.field("max_time", max_time, "stop after this many minutes of each invocation (0 = no limit)", finite_at_least(0));
+}
+
+void TrainerOptions::bind(OptionBinder& b) {
+  b.field("task", task, "which Task trains (fixes the model family and its config keys)");
+  optimizer.bind(b);
+  b.field("clip_norm", clip_norm, "clip gradients to this global L2 norm (0 = no clipping)", finite_at_least(0));
+  b.field("update_freq", update_freq, "batches whose gradients are accumulated per update", at_least(1));
+  b.field("seed", seed, "seed of parameter init, dropout and batch order");
+  budget.bind(b);
+  b.field("valid_interval", valid_interval, "validate and save every N updates (0 = once per epoch)", at_least(0));
+  b.field("log_interval", log_interval, "print and log metrics every N updates", at_least(1));
+  b.field("log_seconds", log_seconds, "also print and log after N seconds without a report (0 = only log_interval)",
+          finite_at_least(0));
+  b.field("patience", patience, "stop after N validations without improvement of best_metric (0 = never)", at_least(0));
+  b.field("best_metric", best_metric,
+          "validation score that chooses checkpoint_best.pt and counts patience: auto (the task's: classification "
+          "accuracy, regression pearson, others loss), loss, or one of the task's (classification: accuracy, "
+          "macro_f1, mcc; regression: pearson, spearman); the plateau LR schedule follows the loss whatever it is");
+  b.field("device", device, "auto | cpu | cuda | cuda:N");
+  b.field("data_dir", data_dir, "corpus folder (the task says which files it reads there)");
+  schedule.bind(b);
+  precision.bind(b);
+}
+
+ConfigSchema trainer_schema() { return schema_of<TrainerOptions>(); }
 
 torch::Device parse_device(const std::string& name) {
   if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
@@ -67,21 +77,10 @@ torch::Device parse_device(const std::string& name) {
   throw UserError("--device " + name + ": expected auto, cpu, cuda or cuda:N");
 }
 
-void check_trainer_config(const Config& c) {
-  for (const char* key : {"lr", "min_lr", "clip_norm", "weight_decay", "momentum", "adagrad_initial_accumulator",
-                          "max_time", "log_seconds", "warmup_time", "decay_time"})
-    config_double_at_least(c, key, 0.0);
-  for (const char* key : {"adam_beta1", "adam_beta2", "warmup_fraction"}) config_rate(c, key);
-  if (!(config_double_at_least(c, "adam_eps", 0.0) > 0)) throw UserError("config key 'adam_eps': must be positive, got 0");
-  const double factor = config_double_at_least(c, "plateau_factor", 0.0);
-  if (!(factor > 0 && factor <= 1))
-    throw UserError("config key 'plateau_factor': must be in (0, 1], got " + c.get("plateau_factor"));
-  config_int_at_least(c, "update_freq", 1);
-  config_int_at_least(c, "log_interval", 1);
-  for (const char* key : {"valid_interval", "patience", "max_steps", "max_epochs", "warmup_steps", "decay_steps",
-                          "plateau_patience"})
-    config_int_at_least(c, key, 0);
-  parse_precision(c.get("precision"), parse_device(c.get("device")));
+TrainerOptions check_trainer_config(const Config& config) {
+  auto options = bind_options<TrainerOptions>(config);
+  parse_precision(options.precision.precision, parse_device(options.device));
+  return options;
 }
 
 torch::Tensor clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
@@ -165,14 +164,9 @@ SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, co
   return out;
 }
 
-BestMetric best_metric(const Config& config, const Task::TrainingProfile& profile, const std::string& task_name) {
-  const std::string& name = config.get("best_metric");
-  if (name == "auto") return best_metric_named(profile.best_metric, profile, task_name);
-  return best_metric_named(name, profile, task_name);
-}
-
 BestMetric best_metric_named(const std::string& name, const Task::TrainingProfile& profile,
                              const std::string& task_name) {
+  if (name == "auto") return best_metric_named(profile.best_metric, profile, task_name);
   if (name == "loss") return {"loss", false};
   std::string names = "loss";
   for (const auto& [metric, better] : profile.selection_metrics) {
@@ -186,7 +180,15 @@ BestMetric best_metric_named(const std::string& name, const Task::TrainingProfil
 namespace {
 
 // The budgets of one invocation (Trainer::keep_budgets).
-constexpr const char* kBudgetKeys[] = {"max_steps", "max_epochs", "max_time"};
+const std::vector<std::string>& budget_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> names;
+    const auto schema = schema_of<BudgetOptions>();
+    for (const auto& k : schema.keys()) names.push_back(k.key);
+    return names;
+  }();
+  return keys;
+}
 
 // The signal that asked the run to stop (0: none).
 std::atomic<int> g_interrupted{0};
@@ -229,49 +231,54 @@ std::unique_ptr<torch::optim::Optimizer> grouped(const Options& defaults, std::v
 }
 }  // namespace
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& c, const torch::nn::Module& model,
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, double lr,
+                                                        const torch::nn::Module& model,
                                                         const std::vector<std::string>& no_weight_decay) {
   std::vector<torch::Tensor> decay, exempt;
-  const double weight_decay = c.get_double("weight_decay");
+  const double weight_decay = o.weight_decay;
   for (const auto& p : model.named_parameters()) {
     const bool exempted = weight_decay != 0 &&
                           std::find(no_weight_decay.begin(), no_weight_decay.end(), p.key()) != no_weight_decay.end();
     (exempted ? exempt : decay).push_back(p.value());
   }
-  const auto& name = c.get("optimizer");
-  const double lr = c.get_double("lr");
+  const auto& name = o.optimizer;
   if (name == "sgd")
-    return grouped<torch::optim::SGD>(
-        torch::optim::SGDOptions(lr).momentum(c.get_double("momentum")).weight_decay(weight_decay), decay, exempt);
+    return grouped<torch::optim::SGD>(torch::optim::SGDOptions(lr).momentum(o.momentum).weight_decay(weight_decay),
+                                      decay, exempt);
   if (name == "adagrad")
     return grouped<torch::optim::Adagrad>(
-        torch::optim::AdagradOptions(lr).initial_accumulator_value(c.get_double("adagrad_initial_accumulator"))
+        torch::optim::AdagradOptions(lr).initial_accumulator_value(o.adagrad_initial_accumulator)
             .weight_decay(weight_decay), decay, exempt);
-  auto betas = std::make_tuple(c.get_double("adam_beta1"), c.get_double("adam_beta2"));
+  auto betas = std::make_tuple(o.adam_beta1, o.adam_beta2);
   if (name == "adamw")
     return grouped<torch::optim::AdamW>(
-        torch::optim::AdamWOptions(lr).betas(betas).eps(c.get_double("adam_eps")).weight_decay(weight_decay), decay,
-        exempt);
+        torch::optim::AdamWOptions(lr).betas(betas).eps(o.adam_eps).weight_decay(weight_decay), decay, exempt);
   return grouped<torch::optim::Adam>(
-      torch::optim::AdamOptions(lr).betas(betas).eps(c.get_double("adam_eps")).weight_decay(weight_decay), decay, exempt);
+      torch::optim::AdamOptions(lr).betas(betas).eps(o.adam_eps).weight_decay(weight_decay), decay, exempt);
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& config, const torch::nn::Module& model,
+                                                        const std::vector<std::string>& no_weight_decay) {
+  const auto options = bind_options<TrainerOptions>(config);
+  return make_optimizer(options.optimizer, options.schedule.lr, model, no_weight_decay);
 }
 
 namespace {
 
 // The optimizers a task's updates work with (Task::TrainingProfile), without momentum or decay.
-void check_optimizer(const Config& c, const Task::TrainingProfile& profile) {
+void check_optimizer(const OptimizerOptions& o, const Task::TrainingProfile& profile) {
   const auto& allowed = profile.optimizers;
   if (allowed.empty()) return;
-  if (std::find(allowed.begin(), allowed.end(), c.get("optimizer")) == allowed.end()) {
+  if (std::find(allowed.begin(), allowed.end(), o.optimizer) == allowed.end()) {
     std::string names;
     for (const auto& name : allowed) names += (names.empty() ? "" : " or ") + name;
     throw UserError("config key 'optimizer': " + profile.optimizers_reason + " need optimizer = " + names + ", got " +
-                    c.get("optimizer"));
+                    o.optimizer);
   }
-  for (const char* key : {"momentum", "weight_decay"})
-    if (c.get_double(key) != 0)
+  for (const auto& [key, value] : {std::pair<const char*, double>{"momentum", o.momentum}, {"weight_decay", o.weight_decay}})
+    if (value != 0)
       throw UserError(std::string("config key '") + key + "': " + profile.optimizers_reason + " need " + key +
-                      " = 0, got " + c.get(key));
+                      " = 0, got " + format_number(value));
 }
 
 void set_lr(torch::optim::Optimizer& opt, double lr) {
@@ -328,11 +335,10 @@ class TrainBatches {
 }  // namespace
 
 struct Trainer::State {
-  State(const Config& c, TrainLog log)
-      : log(std::move(log)), update_freq(c.get_int("update_freq")),
-        valid_interval(c.get_int("valid_interval")), patience(c.get_int("patience")), max_steps(c.get_int("max_steps")),
-        max_epochs(c.get_int("max_epochs")), clip_norm(c.get_double("clip_norm")),
-        max_time_s(c.get_double("max_time") * 60) {}
+  State(const TrainerOptions& o, TrainLog log)
+      : log(std::move(log)), update_freq(o.update_freq), valid_interval(o.valid_interval), patience(o.patience),
+        max_steps(o.budget.max_steps), max_epochs(o.budget.max_epochs), clip_norm(o.clip_norm),
+        max_time_s(o.budget.max_time * 60) {}
 
   TrainingState training;
   TrainLog log;
@@ -352,35 +358,39 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
     : Trainer(task, std::move(config), std::move(task_name), std::move(run_dir), Shard{}) {}
 
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir, Shard shard)
-    : task_(task), profile_(task.training_profile()), config_(std::move(config)), task_name_(std::move(task_name)),
-      run_dir_(std::move(run_dir)), shard_(shard), device_(parse_device(config_.get("device"))) {
-  check_trainer_config(config_);
-  state_ = std::make_shared<State>(config_, TrainLog(writer() ? run_dir_ + "/metrics.jsonl" : "", profile_,
-                                                     !task_.updates_in_place(), config_.get_int("log_interval"),
-                                                     config_.get_double("log_seconds")));
-  check_optimizer(config_, profile_);
-  best_ = best_metric(config_, profile_, task_name_);
+    : task_(task), profile_(task.training_profile()), config_(std::move(config)),
+      options_(check_trainer_config(config_)), task_name_(std::move(task_name)), run_dir_(std::move(run_dir)),
+      shard_(shard), device_(parse_device(options_.device)) {
+  // Parsed once: "auto" depends on the device, and the loop opens an autocast region per batch.
+  precision_ = parse_precision(options_.precision.precision, device_);
+  state_ = std::make_shared<State>(options_, TrainLog(writer() ? run_dir_ + "/metrics.jsonl" : "", profile_,
+                                                      !task_.updates_in_place(), options_.log_interval,
+                                                      options_.log_seconds));
+  check_optimizer(options_.optimizer, profile_);
+  best_ = best_metric_named(options_.best_metric, profile_, task_name_);
+  auto& schedule = options_.schedule;
+  schedule.d_model = profile_.d_model;
   // Derived once, from this invocation's budget, and written into the saved config.
-  if (config_.get_double("warmup_fraction") != 0) resolve_warmup_fraction(config_, planned_updates());
+  if (schedule.warmup_fraction != 0) resolve_warmup_fraction(schedule, planned_updates(), options_.budget.max_time);
   // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
   // is written into the saved config, so a resumed run keeps the same schedule.
   // A run that only max_time bounds decays over that training time instead (decay_time).
-  if (config_.get("lr_schedule") == "linear_decay" && config_.get_int("decay_steps") == 0 &&
-      config_.get_double("decay_time") == 0) {
+  if (schedule.kind == LrScheduleKind::kLinearDecay && schedule.decay_steps == 0 && schedule.decay_time == 0) {
     const int64_t updates = planned_updates();
     if (updates > 0)
-      config_.set("decay_steps", std::to_string(updates));
-    else if (config_.get_double("max_time") > 0)
-      config_.set("decay_time", config_.get("max_time"));
+      schedule.decay_steps = updates;
+    else if (options_.budget.max_time > 0)
+      schedule.decay_time = options_.budget.max_time;
     else
       throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs, max_steps or "
                       "max_time (or set decay_steps)");
   }
-  schedule_ = std::make_unique<LrSchedule>(lr_schedule_options(config_, profile_.d_model));
+  check_lr_schedule(schedule);
+  schedule_ = std::make_unique<LrSchedule>(schedule);
   fs::create_directories(run_dir_);
   model_ = task_.model();
   model_->to(device_);
-  optimizer_ = make_optimizer(config_, *model_, profile_.no_weight_decay);
+  optimizer_ = make_optimizer(options_.optimizer, schedule.lr, *model_, profile_.no_weight_decay);
 }
 
 Trainer::~Trainer() = default;
@@ -399,13 +409,17 @@ int64_t Trainer::planned_updates() {
   return updates;
 }
 
-void Trainer::keep_budgets(const Config& run_config) {
-  for (const char* key : kBudgetKeys) kept_budgets_[key] = run_config.get(key);
+void Trainer::keep_budgets(const Config& run_config) { kept_budgets_ = bind_options<BudgetOptions>(run_config); }
+
+Config Trainer::resolved_config() const {
+  Config resolved = config_;
+  write_options(options_, resolved);
+  return resolved;
 }
 
 std::string Trainer::saved_config() const {
-  Config saved = config_;
-  for (const auto& [key, value] : kept_budgets_) saved.set(key, value);
+  Config saved = resolved_config();
+  if (kept_budgets_) write_options(*kept_budgets_, saved);
   return saved.to_ini();
 }
 
@@ -442,9 +456,11 @@ std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
     if (eq != std::string::npos) before[line.substr(0, eq)] = line.substr(eq + 3);
   }
   std::string changed;
-  for (const auto& [key, value] : config_.values()) {
+  const auto& budgets = budget_keys();
+  const Config now = resolved_config();
+  for (const auto& [key, value] : now.values()) {
     auto it = before.find(key);
-    const bool budget = std::find(std::begin(kBudgetKeys), std::end(kBudgetKeys), key) != std::end(kBudgetKeys);
+    const bool budget = std::find(budgets.begin(), budgets.end(), key) != budgets.end();
     if (it == before.end() || it->second == value || budget) continue;
     // Adam and AdamW (and SGD with and without momentum) keep tensors of the same shapes, so
     // the saved state would load into the other one and silently continue a different run
@@ -532,7 +548,7 @@ Trainer::StepOutput Trainer::accumulate(double lr) {
       loss = task_.train_in_place(item->batch.to(device_), lr);
     } else {
       {  // the forward pass and loss in the run's precision; backward outside, as torch.autocast
-        const AutocastGuard autocast(config_.get("precision"), device_);
+        const AutocastGuard autocast(precision_, device_);
         loss = task_.loss(item->batch.to(device_));
       }
       loss.loss_sum.backward();
@@ -574,7 +590,7 @@ void Trainer::validate() {
     // Task promises make_batch runs on one thread at a time: the training prefetcher waits.
     std::optional<Prefetcher<TrainBatches::Item>::Pause> pause;
     if (s.batches) pause.emplace(s.batches->prefetcher());
-    const AutocastGuard autocast(config_.get("precision"), device_);
+    const AutocastGuard autocast(precision_, device_);
     valid = validation_loss();
   }
   schedule_->on_validation(valid.loss);  // plateau: by the loss, whatever best_metric is
@@ -639,17 +655,18 @@ bool Trainer::begin(bool resume) {
       // Epochs counted from 1, as the "resumed" line and the progress lines count them.
       s.log.message("nothing to train: the run is at step " + std::to_string(t.step) + ", epoch " +
                     std::to_string(t.epoch + 1) + " (" + std::to_string(t.epoch) +
-                    " done), and a budget is reached (max_steps " + config_.get("max_steps") + ", max_epochs " +
-                    config_.get("max_epochs") + "); raise it for this invocation, e.g. --max-steps N");
+                    " done), and a budget is reached (max_steps " + std::to_string(s.max_steps) + ", max_epochs " +
+                    std::to_string(s.max_epochs) + "); raise it for this invocation, e.g. --max-steps N");
       return false;
     }
     if (stop == Stop::kEarlyStopping) {
       s.log.message("nothing to train: early stopping ended this run (" + std::to_string(t.bad_validations) +
-                    " validations without improvement, patience " + config_.get("patience") + "); raise patience to continue");
+                    " validations without improvement, patience " + std::to_string(s.patience) +
+                    "); raise patience to continue");
       return false;
     }
   } else {
-    torch::manual_seed(static_cast<uint64_t>(config_.get_int("seed")));
+    torch::manual_seed(static_cast<uint64_t>(options_.seed));
     t.best_metric = best_.name;
     t.best_value = best_.higher ? -1e300 : 1e300;
     s.log.start(/*resume=*/false, 0);
@@ -679,9 +696,9 @@ std::string Trainer::start_line() {
   int64_t parameters = 0;
   for (const auto& p : model_->parameters()) parameters += p.numel();
   std::ostringstream line;
-  const std::string precision = config_.get("precision");
+  const std::string& precision = options_.precision.precision;
   line << "training " << task_name_ << ": " << parameters << " parameters on " << device_ << " (" << precision
-       << (precision == "auto" ? ": " + to_string(parse_precision(precision, device_)) : "") << ") | "
+       << (precision == "auto" ? ": " + to_string(precision_) : "") << ") | "
        << task_.num_batches(Split::kTrain, s.training.epoch) << " batches per epoch, " << s.update_freq
        << " per update";
   if (shard_.world_size > 1) line << " on each of " << shard_.world_size << " ranks";
@@ -690,8 +707,8 @@ std::string Trainer::start_line() {
   if (s.max_epochs > 0) line << " max_epochs " << s.max_epochs;
   if (s.max_time_s > 0) line << " max_time " << s.max_time_s / 60 << " min";
   if (s.max_steps <= 0 && s.max_epochs <= 0 && s.max_time_s <= 0) line << " none (stop with Ctrl-C)";
-  line << " | progress every " << config_.get("log_interval") << " updates";
-  if (const double seconds = config_.get_double("log_seconds"); seconds > 0) line << " or " << seconds << " s";
+  line << " | progress every " << options_.log_interval << " updates";
+  if (const double seconds = options_.log_seconds; seconds > 0) line << " or " << seconds << " s";
   return line.str();
 }
 

@@ -9,25 +9,69 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "train/checkpoint.h"
 #include "core/config.h"
+#include "core/options.h"
+#include "core/precision.h"
 #include "train/lr_schedule.h"
 #include "train/task.h"
 
 namespace nlpzoo {
 
-/// The trainer's config keys (optimizer, clipping, budgets, validation, device, seed).
+/// The optimizer and its settings (make_optimizer). The learning rate is the schedule's.
+struct OptimizerOptions {
+  std::string optimizer = "adam";
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;
+  double weight_decay = 0;
+  double momentum = 0;
+  double adagrad_initial_accumulator = 0;
+  void bind(OptionBinder& b);
+};
+
+/// The budgets of one invocation (Trainer::keep_budgets); 0 = no limit.
+struct BudgetOptions {
+  int64_t max_epochs = 0;
+  int64_t max_steps = 0;
+  double max_time = 0;  // minutes
+  void bind(OptionBinder& b);
+};
+
+/// The Trainer's keys (every task has them): the optimizer, clipping, budgets, validation,
+/// device and seed, the learning-rate schedule and the forward pass's precision. Each value is
+/// checked as it is read (bind_options); the Trainer resolves the schedule's derived keys in its copy.
+struct TrainerOptions {
+  std::string task = "translation";
+  OptimizerOptions optimizer;
+  double clip_norm = 1.0;
+  int64_t update_freq = 1;
+  int64_t seed = 1234;
+  BudgetOptions budget;
+  int64_t valid_interval = 500;
+  int64_t log_interval = 50;
+  double log_seconds = 30;
+  int64_t patience = 0;
+  std::string best_metric = "auto";
+  std::string device = "auto";
+  std::string data_dir = "data/bible";
+  LrScheduleOptions schedule;
+  PrecisionOptions precision;
+  void bind(OptionBinder& b);
+};
+
+/// The trainer's config keys (TrainerOptions).
 ConfigSchema trainer_schema();
 
-/// Checks the values of the Trainer's own keys (trainer_schema(): optimizer settings, learning
+/// Reads and checks the Trainer's own keys (trainer_schema(): optimizer settings, learning
 /// rate and schedule, clipping, budgets, intervals, device, precision) without building anything,
 /// so that a bad value fails before a task's slow setup (tokenizer training, corpus reading).
 /// Throws UserError("config key 'k': ...") naming the first bad key: a NaN, infinite or
-/// negative lr or clip_norm, update_freq < 1, valid_interval < 0, ...
-void check_trainer_config(const Config& config);
+/// negative lr or clip_norm, update_freq < 1, valid_interval < 0, ...; and for a device or
+/// precision this machine does not have.
+TrainerOptions check_trainer_config(const Config& config);
 
 /// "auto" | "cpu" | "cuda" | "cuda:N". auto picks CUDA when available. Throws UserError
 /// for an unknown name or CUDA on a machine without it.
@@ -53,10 +97,14 @@ struct EvaluationShard {
 };
 SplitLoss evaluate_loss(Task& task, Split split, const torch::Device& device, const EvaluationShard& shard = {});
 
-/// The optimizer the config names (optimizer, lr, betas, eps, momentum, weight_decay) over the
-/// parameters of `model`. With weight_decay != 0 and `no_weight_decay` naming some of them
+/// The optimizer `options` names, at rate `lr`, over the parameters of `model`. With
+/// weight_decay != 0 and `no_weight_decay` naming some of them
 /// (Task::TrainingProfile::no_weight_decay), those form a second parameter group with
 /// weight_decay 0; otherwise there is one group, as always.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options, double lr,
+                                                        const torch::nn::Module& model,
+                                                        const std::vector<std::string>& no_weight_decay = {});
+/// The optimizer of a resolved config (its Trainer keys: optimizer, lr, betas, eps, momentum, weight_decay).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Config& config, const torch::nn::Module& model,
                                                         const std::vector<std::string>& no_weight_decay = {});
 /// The validation score that chooses checkpoint_best.pt and counts patience: "loss" (lower is
@@ -65,9 +113,8 @@ struct BestMetric {
   std::string name = "loss";
   bool higher = false;  // higher is better (accuracy, F1, MCC, correlations)
 };
-/// The config's best_metric ("auto": the profile's best_metric). Throws UserError naming the
-/// key, the task and the metrics it has for a name the task does not report.
-BestMetric best_metric(const Config& config, const Task::TrainingProfile& profile, const std::string& task_name);
+/// The metric `name` names ("auto": the profile's best_metric). Throws UserError naming the
+/// key best_metric, the task and the metrics it has for a name the task does not report.
 BestMetric best_metric_named(const std::string& name, const Task::TrainingProfile& profile,
                              const std::string& task_name);
 
@@ -172,7 +219,8 @@ class Trainer {
   Task& task() const { return task_; }
   torch::nn::Module& model() const { return *model_; }
   const torch::Device& device() const { return device_; }
-  const Config& config() const { return config_; }
+  /// The Trainer's keys as this run uses them (the schedule's derived keys resolved).
+  const TrainerOptions& options() const { return options_; }
   const TrainingState& training_state() const;
 
  private:
@@ -181,7 +229,9 @@ class Trainer {
   void validate();          // validation, schedule, best/patience, checkpoints
   void save(const std::string& name);
   void save_last_and_best();  // checkpoint_last.pt, and checkpoint_best.pt as a second name of it
-  std::string saved_config() const;
+  // The config as the run uses it: the text given, the derived keys written in.
+  Config resolved_config() const;
+  std::string saved_config() const;  // resolved_config() with the kept budgets
   // "config keys changed since the checkpoint: k (old -> new), ..." (budgets left out) or "".
   // Throws UserError when the optimizer changed: its saved state would load into the other.
   std::string changed_keys(const std::string& checkpoint_ini) const;
@@ -194,17 +244,19 @@ class Trainer {
 
   Task& task_;
   Task::TrainingProfile profile_;
-  Config config_;
+  Config config_;  // the text given: the task's keys, and the text of unchanged values in the saved config
+  TrainerOptions options_;
   std::string task_name_, run_dir_;
   Shard shard_;
   torch::Device device_;
+  Precision precision_ = Precision::kFp32;
   std::shared_ptr<torch::nn::Module> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LrSchedule> schedule_;
   BestMetric best_;
   struct State;
   std::shared_ptr<State> state_;
-  std::map<std::string, std::string> kept_budgets_;  // keep_budgets
+  std::optional<BudgetOptions> kept_budgets_;  // keep_budgets
 };
 
 }  // namespace nlpzoo

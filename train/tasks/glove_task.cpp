@@ -6,6 +6,7 @@
 
 #include "core/io.h"
 #include "models/embeddings/glove_sgd.h"
+#include "train/trainer.h"
 
 namespace nlpzoo {
 
@@ -19,52 +20,59 @@ bool held_out_pair(int32_t i, int32_t j, int64_t valid_every) {
   return z % static_cast<uint64_t>(valid_every) == 0;
 }
 
-ConfigSchema glove_schema() {
-  ConfigSchema s;
-  s.add("dim", "100", "word vector size D")
-      .add("window", "10", "symmetric context window: words up to this distance d on each side, each adding 1/d "
-                           "to X_ij (GloVe's cooccur.c -window-size)")
-      .add("x_max", "100", "weighting function f(x) = min(1, (x/x_max)^alpha): counts from x_max on weigh 1")
-      .add("alpha", "0.75", "exponent of the weighting function f")
-      .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
-      .add("batch_size", "100000", "co-occurrence entries (i, j, X_ij) per batch (the in-place path steps per entry "
-                                   "whatever the batch; the autograd path sums a batch into one step)")
-      .add("inplace_adagrad", "true", "true: one AdaGrad step per entry, in place, Hogwild threads, as glove.c "
-                                      "(models/embeddings/glove_sgd.h; uses lr and adagrad_initial_accumulator, not the "
-                                      "torch optimizer); false: autograd and the torch optimizer per batch (reference)")
-      .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
-      .add("valid_every", "100", "validation: about one word pair {i, j} in valid_every (by a hash of the pair) is "
-                                 "held out of the co-occurrences; line i with (i+1) % valid_every == 0 is left out of "
-                                 "the vocabulary count")
-      .add("shuffle", "true", "visit the entries in a different order every epoch (a stride permutation); false: "
-                              "sorted by (i, j)");
-  return s;
+void GloveTaskOptions::bind(OptionBinder& b) {
+  b.field("dim", dim, "word vector size D", at_least(1));
+  b.field("window", window,
+          "symmetric context window: words up to this distance d on each side, each adding 1/d to X_ij (GloVe's "
+          "cooccur.c -window-size)",
+          at_least(1));
+  b.field("x_max", x_max, "weighting function f(x) = min(1, (x/x_max)^alpha): counts from x_max on weigh 1",
+          NumberCheck{[](double x) -> std::string { return x > 0 ? "" : "must be positive"; }});
+  b.field("alpha", alpha, "exponent of the weighting function f",
+          NumberCheck{[](double x) -> std::string { return x >= 0 ? "" : "must not be negative"; }});
+  corpus.bind(b);
+  b.field("batch_size", batch_size,
+          "co-occurrence entries (i, j, X_ij) per batch (the in-place path steps per entry whatever the batch; the "
+          "autograd path sums a batch into one step)",
+          at_least(1));
+  b.field("inplace_adagrad", inplace_adagrad,
+          "true: one AdaGrad step per entry, in place, Hogwild threads, as glove.c (models/embeddings/glove_sgd.h; "
+          "uses lr and adagrad_initial_accumulator, not the torch optimizer); false: autograd and the torch optimizer "
+          "per batch (reference)");
+  b.field("valid_every", corpus.valid_every,
+          "validation: about one word pair {i, j} in valid_every (by a hash of the pair) is held out of the "
+          "co-occurrences; line i with (i+1) % valid_every == 0 is left out of the vocabulary count",
+          at_least(2));
+  b.field("shuffle", shuffle,
+          "visit the entries in a different order every epoch (a stride permutation); false: sorted by (i, j)");
 }
+
+ConfigSchema glove_schema() { return schema_of<GloveTaskOptions>(); }
 
 void GloveTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the corpus is read.
-  GloveOptions options(1, config_int_at_least(config, "dim"));
-  options.x_max(config.get_double("x_max")).alpha(config.get_double("alpha"));
-  if (!(options.x_max() > 0)) throw UserError("config key 'x_max': must be positive, got " + config.get("x_max"));
-  if (!(options.alpha() >= 0)) throw UserError("config key 'alpha': must not be negative, got " + config.get("alpha"));
-  const int64_t window = config_int_at_least(config, "window");
-  const int64_t min_count = config_int_at_least(config, "min_count");
-  batch_size_ = config_int_at_least(config, "batch_size");
-  const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
-  seed_ = config.get_int("seed");
-  shuffle_ = config.get_bool("shuffle");
-  in_place_ = config.get_bool("inplace_adagrad");
-  const double accumulator = config.get_double("adagrad_initial_accumulator");
+  const auto o = bind_options<GloveTaskOptions>(config);
+  const auto trainer = bind_options<TrainerOptions>(config);
+  GloveOptions options(1, o.dim);
+  options.x_max(o.x_max).alpha(o.alpha);
+  const int64_t window = o.window;
+  const int64_t min_count = o.corpus.min_count;
+  batch_size_ = o.batch_size;
+  const int64_t valid_every = o.corpus.valid_every;
+  seed_ = trainer.seed;
+  shuffle_ = o.shuffle;
+  in_place_ = o.inplace_adagrad;
+  const double accumulator = trainer.optimizer.adagrad_initial_accumulator;
   if (in_place_ && !(accumulator > 0))
     throw UserError("config key 'adagrad_initial_accumulator': the in-place AdaGrad divides by its square root, so it "
-                    "must be positive (glove.c: 1), got " + config.get("adagrad_initial_accumulator"));
+                    "must be positive (glove.c: 1), got " + format_number(accumulator));
   options.initial_accumulator(accumulator > 0 ? accumulator : 1.0);  // unused by the autograd path
 
   // Both line splits are read whenever data is: every word pair's counts come from all lines,
   // and the held-out pairs make the valid split (see the header).
   TaskContext read = context;
   if (!read.splits.empty() && !read.splits.count(Split::kTest)) read.splits = {Split::kTrain, Split::kValid};
-  auto corpus = load_word_corpus({"glove", config.get("train_file"), min_count, valid_every}, read, restored_vocab_);
+  auto corpus = load_word_corpus(o.corpus, read, restored_vocab_);
   vocab_ = std::move(corpus.vocab);
   restored_vocab_.clear();
   model_ = Glove(options.vocab_size(vocab_.size()));
@@ -94,7 +102,7 @@ void GloveTask::setup(Config& config, const TaskContext& context) {
             << window << "): " << x.nnz() << " non-zeros (" << x.nnz() * 12 / (1 << 20) << " MiB) counted in "
             << seconds << " s; " << valid.nnz() << " of them held out for validation" << std::endl;
   if (valid.nnz() == 0 || train.nnz() == 0)
-    throw UserError(context.data_dir + "/" + config.get("train_file") + ": " + std::to_string(x.nnz()) +
+    throw UserError(context.data_dir + "/" + o.corpus.train_file + ": " + std::to_string(x.nnz()) +
                     " co-occurrence entries leave the " + (valid.nnz() == 0 ? "valid" : "train") +
                     " split empty (valid_every=" + std::to_string(valid_every) + "); use a larger corpus" +
                     (valid.nnz() == 0 ? " or lower valid_every" : ""));

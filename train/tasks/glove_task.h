@@ -55,8 +55,18 @@ namespace nlpzoo {
 /// divisible by valid_every (>= 1), so about 1 pair in valid_every is held out.
 bool held_out_pair(int32_t i, int32_t j, int64_t valid_every);
 
-/// The GloVe task's config keys: dim, window, x_max, alpha, min_count, batch_size, inplace_adagrad,
-/// train_file, valid_every, shuffle.
+/// The GloVe task's config keys. (seed and adagrad_initial_accumulator are the Trainer's.)
+struct GloveTaskOptions {
+  int64_t dim = 100;
+  int64_t window = 10;
+  double x_max = 100;
+  double alpha = 0.75;
+  WordCorpusOptions corpus{"glove", "english.txt", 5, 100};
+  int64_t batch_size = 100000;
+  bool inplace_adagrad = true;
+  bool shuffle = true;
+  void bind(OptionBinder& b);
+};
 ConfigSchema glove_schema();
 
 class GloveTask : public WordVectorTask {

@@ -6,19 +6,20 @@
 
 namespace nlpzoo {
 
-ConfigSchema tokenizer_schema() {
-  ConfigSchema s;
-  s.add("spm_model_type", "unigram", "SentencePiece model type (char: one piece per character, the vocabulary size "
-                                     "is then ignored; word: whole words, which suits pretrained vectors)",
-        {"unigram", "bpe", "word", "char"})
-      .add("character_coverage", "1.0", "share of characters SentencePiece covers (rest -> <unk>)")
-      .add("spm_normalization", "nmt_nfkc",
-           "SentencePiece's normalization rule (--normalization_rule_name): nmt_nfkc (NFKC and NMT clean-ups), "
-           "nfkc, their case-folding _cf forms, or identity (text as is; the model then stores no ~240 KB NFKC "
-           "table, which keeps tiny checkpoints tiny)",
-           {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"});
-  return s;
+void TokenizerOptions::bind(OptionBinder& b) {
+  b.field("spm_model_type", spm_model_type,
+          "SentencePiece model type (char: one piece per character, the vocabulary size is then ignored; word: whole "
+          "words, which suits pretrained vectors)",
+          {"unigram", "bpe", "word", "char"});
+  b.field("character_coverage", character_coverage, "share of characters SentencePiece covers (rest -> <unk>)");
+  b.field("spm_normalization", spm_normalization,
+          "SentencePiece's normalization rule (--normalization_rule_name): nmt_nfkc (NFKC and NMT clean-ups), nfkc, "
+          "their case-folding _cf forms, or identity (text as is; the model then stores no ~240 KB NFKC table, which "
+          "keeps tiny checkpoints tiny)",
+          {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"});
 }
+
+ConfigSchema tokenizer_schema() { return schema_of<TokenizerOptions>(); }
 
 Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector<std::string>()>& training_inputs,
                         const std::string& checkpoint_bytes, int64_t vocab_size, const Config& config,
@@ -27,13 +28,14 @@ Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector
   if (context.run_dir.empty()) throw UserError("no tokenizer '" + stem + "': the checkpoint holds none");
   const std::string prefix = context.run_dir + "/" + stem;
   if (context.resume) return Tokenizer::load(prefix + ".model");
+  const auto tokenizer = bind_options<TokenizerOptions>(config);
   TokenizerTrainOptions options;
   options.inputs = training_inputs();
   options.model_prefix = prefix;
   options.vocab_size = vocab_size;
-  options.model_type = config.get("spm_model_type");
-  options.character_coverage = config.get_double("character_coverage");
-  options.normalization_rule_name = config.get("spm_normalization");
+  options.model_type = tokenizer.spm_model_type;
+  options.character_coverage = tokenizer.character_coverage;
+  options.normalization_rule_name = tokenizer.spm_normalization;
   options.hard_vocab_limit = false;
   options.user_defined_symbols = user_defined_symbols;
   std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on";

@@ -7,12 +7,19 @@
 
 #include "datasets/tokenizer.h"
 #include "core/config.h"
+#include "core/options.h"
 #include "train/task.h"
 
 namespace nlpzoo {
 
-/// The keys run_tokenizer reads: spm_model_type, character_coverage and spm_normalization. (The vocabulary size
-/// is the task's key: one per language for translation.)
+/// The keys run_tokenizer reads when it trains a model. (The vocabulary size is the task's key:
+/// one per language for translation.)
+struct TokenizerOptions {
+  std::string spm_model_type = "unigram";
+  double character_coverage = 1.0;
+  std::string spm_normalization = "nmt_nfkc";
+  void bind(OptionBinder& b);
+};
 ConfigSchema tokenizer_schema();
 
 /// The tokenizer <run_dir>/<stem>.model of a task being set up, in this order:

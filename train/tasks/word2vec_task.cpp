@@ -5,45 +5,58 @@
 
 #include "core/io.h"
 #include "models/embeddings/word2vec_sgd.h"
+#include "train/trainer.h"
 
 namespace nlpzoo {
 
-ConfigSchema word2vec_schema() {
-  ConfigSchema s;
-  s.add("model", "skipgram", "skipgram: every (centre, context) pair of a window is an example, the context word's "
-                             "vector predicting the centre word as word2vec.c and gensim update (with subwords the "
-                             "centre word's n-grams predict the context word, as fastText); cbow: predict the centre "
-                             "word from the mean of its context's vectors", {"skipgram", "cbow"})
-      .add("objective", "ns", "output layer: softmax (full, O(V) per example), ns (negative sampling), hs "
-                              "(hierarchical softmax over a Huffman tree of the counts)", {"softmax", "ns", "hs"})
-      .add("dim", "100", "word vector size D")
-      .add("window", "5", "maximum window: each centre word sees b ~ U{1..window} words on each side")
-      .add("negative", "5", "ns: noise words per example, K")
-      .add("ns_exponent", "0.75", "ns: noise distribution P_n(w) proportional to count(w)^ns_exponent")
-      .add("sample", "1e-3", "subsampling threshold s: a word seen f times of T is kept with probability "
-                             "min(1, (sqrt(f/(s*T)) + 1) * s*T/f); 0 = keep every word")
-      .add("min_count", "5", "words seen fewer times in the train split are dropped from the vocabulary and the text")
-      .add("batch_size", "10000", "corpus words (before subsampling, whole lines) per batch; the rate decays once "
-                                   "per batch (word2vec.c: every 10000 words). With inplace_sgd the examples are "
-                                   "sequential SGD steps, so any size is sound; with inplace_sgd = false the "
-                                   "gradient is the sum over the batch's examples from the same parameters: keep "
-                                   "it near 250 there (10000 diverges at lr 0.025, 1000 spikes)")
-      .add("inplace_sgd", "true", "ns and hs: train with per-example SGD on the parameter rows in place, threads "
-                                  "without locks (Hogwild), as word2vec.c; needs optimizer = sgd, ignores clip_norm. "
-                                  "false: autograd and the optimizer (the reference path). softmax always uses autograd")
-      .add("train_file", "english.txt", "corpus file in data_dir: one sentence per line, words separated by spaces")
-      .add("valid_every", "500", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
-      .add("shuffle", "true", "visit the train batches in a different order every epoch (a stride permutation); "
-                              "false: file order, as word2vec.c")
-      .add("sparse", "true", "sparse gradients for the embedding matrices (only the rows a batch uses; needs "
-                             "optimizer = sgd)")
-      .add("minn", "3", "subwords: shortest character n-gram of '<word>' (UTF-8 characters), as fastText's -minn")
-      .add("maxn", "0", "subwords: longest character n-gram; 0 = no subwords (plain word2vec), as fastText's -maxn 0; "
-                        "fastText's default 6 with minn 3")
-      .add("bucket", "2000000", "subwords: n-gram hash buckets, extra input rows after the words (FNV-1a mod "
-                                "bucket); memory bucket * dim * 4 bytes");
-  return s;
+void Word2VecTaskOptions::bind(OptionBinder& b) {
+  b.field("model", model,
+          "skipgram: every (centre, context) pair of a window is an example, the context word's vector predicting the "
+          "centre word as word2vec.c and gensim update (with subwords the centre word's n-grams predict the context "
+          "word, as fastText); cbow: predict the centre word from the mean of its context's vectors",
+          {"skipgram", "cbow"});
+  b.field("objective", objective,
+          "output layer: softmax (full, O(V) per example), ns (negative sampling), hs (hierarchical softmax over a "
+          "Huffman tree of the counts)",
+          {"softmax", "ns", "hs"});
+  b.field("dim", dim, "word vector size D", at_least(1));
+  b.field("window", window, "maximum window: each centre word sees b ~ U{1..window} words on each side", at_least(1));
+  b.field("negative", negative, "ns: noise words per example, K");
+  b.field("ns_exponent", ns_exponent, "ns: noise distribution P_n(w) proportional to count(w)^ns_exponent",
+          NumberCheck{[](double x) -> std::string { return x >= 0 ? "" : "must not be negative"; }});
+  b.field("sample", sample,
+          "subsampling threshold s: a word seen f times of T is kept with probability min(1, (sqrt(f/(s*T)) + 1) * "
+          "s*T/f); 0 = keep every word",
+          NumberCheck{[](double x) -> std::string { return x >= 0 ? "" : "must be 0 (no subsampling) or positive"; }});
+  corpus.bind(b);
+  b.field("batch_size", batch_size,
+          "corpus words (before subsampling, whole lines) per batch; the rate decays once per batch (word2vec.c: "
+          "every 10000 words). With inplace_sgd the examples are sequential SGD steps, so any size is sound; with "
+          "inplace_sgd = false the gradient is the sum over the batch's examples from the same parameters: keep it "
+          "near 250 there (10000 diverges at lr 0.025, 1000 spikes)",
+          at_least(1));
+  b.field("inplace_sgd", inplace_sgd,
+          "ns and hs: train with per-example SGD on the parameter rows in place, threads without locks (Hogwild), as "
+          "word2vec.c; needs optimizer = sgd, ignores clip_norm. false: autograd and the optimizer (the reference "
+          "path). softmax always uses autograd");
+  b.field("valid_every", corpus.valid_every,
+          "line i (0-based) with (i+1) % valid_every == 0 is held out for validation", at_least(2));
+  b.field("shuffle", shuffle,
+          "visit the train batches in a different order every epoch (a stride permutation); false: file order, as "
+          "word2vec.c");
+  b.field("sparse", sparse,
+          "sparse gradients for the embedding matrices (only the rows a batch uses; needs optimizer = sgd)");
+  b.field("minn", minn, "subwords: shortest character n-gram of '<word>' (UTF-8 characters), as fastText's -minn",
+          at_least(1));
+  b.field("maxn", maxn,
+          "subwords: longest character n-gram; 0 = no subwords (plain word2vec), as fastText's -maxn 0; fastText's "
+          "default 6 with minn 3");
+  b.field("bucket", bucket,
+          "subwords: n-gram hash buckets, extra input rows after the words (FNV-1a mod bucket); memory bucket * dim * "
+          "4 bytes");
 }
+
+ConfigSchema word2vec_schema() { return schema_of<Word2VecTaskOptions>(); }
 
 namespace {
 
@@ -71,37 +84,37 @@ torch::Tensor to_tensor(std::vector<int64_t>& v) {
 
 void Word2VecTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the corpus is read.
-  Word2VecOptions options(1, config_int_at_least(config, "dim"));
+  const auto o = bind_options<Word2VecTaskOptions>(config);
+  Word2VecOptions options(1, o.dim);
   try {
-    kind_ = parse_word2vec_model(config.get("model"));
-    options.objective(parse_word2vec_objective(config.get("objective")));
+    kind_ = parse_word2vec_model(o.model);
+    options.objective(parse_word2vec_objective(o.objective));
   } catch (const std::invalid_argument& e) {
     throw UserError(std::string("config key 'model' or 'objective': ") + e.what());
   }
-  options.model(kind_).sparse(config.get_bool("sparse")).ns_exponent(config.get_double("ns_exponent"));
-  window_ = config_int_at_least(config, "window");
+  options.model(kind_).sparse(o.sparse).ns_exponent(o.ns_exponent);
+  window_ = o.window;
   const bool ns = options.objective() == Word2VecObjective::kNegativeSampling;
-  negative_ = ns ? config_int_at_least(config, "negative") : 0;
+  if (ns && o.negative < 1) throw UserError("config key 'negative': must be positive, got " + std::to_string(o.negative));
+  negative_ = ns ? o.negative : 0;
   if (ns) options.negative(negative_);
-  if (options.ns_exponent() < 0) throw UserError("config key 'ns_exponent': must not be negative");
-  minn_ = config_int_at_least(config, "minn");
-  maxn_ = config.get_int("maxn");
+  minn_ = o.minn;
+  maxn_ = o.maxn;
   if (maxn_ != 0 && maxn_ < minn_)
     throw UserError("config key 'maxn': must be 0 (no subwords) or at least minn = " + std::to_string(minn_) + ", got " +
-                    config.get("maxn"));
-  bucket_ = maxn_ > 0 ? config_int_at_least(config, "bucket") : 0;
+                    std::to_string(maxn_));
+  if (maxn_ > 0 && o.bucket < 1) throw UserError("config key 'bucket': must be positive, got " + std::to_string(o.bucket));
+  bucket_ = maxn_ > 0 ? o.bucket : 0;
   options.bucket(bucket_);
-  const double sample = config.get_double("sample");
-  if (sample < 0) throw UserError("config key 'sample': must be 0 (no subsampling) or positive, got " + config.get("sample"));
-  const int64_t min_count = config_int_at_least(config, "min_count");
-  batch_size_ = config_int_at_least(config, "batch_size");
-  const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
-  seed_ = config.get_int("seed");
-  shuffle_ = config.get_bool("shuffle");
+  const double sample = o.sample;
+  const int64_t min_count = o.corpus.min_count;
+  batch_size_ = o.batch_size;
+  seed_ = bind_options<TrainerOptions>(config).seed;
+  shuffle_ = o.shuffle;
   sparse_ = options.sparse();
-  in_place_ = config.get_bool("inplace_sgd") && options.objective() != Word2VecObjective::kSoftmax;
+  in_place_ = o.inplace_sgd && options.objective() != Word2VecObjective::kSoftmax;
   // The corpus, split into train and held-out lines, and its vocabulary.
-  auto corpus = load_word_corpus({"word2vec", config.get("train_file"), min_count, valid_every}, context, restored_vocab_);
+  auto corpus = load_word_corpus(o.corpus, context, restored_vocab_);
   vocab_ = std::move(corpus.vocab);
   restored_vocab_.clear();
 

@@ -77,8 +77,25 @@
 
 namespace nlpzoo {
 
-/// The word2vec task's config keys: model, objective, dim, window, negative, sample, min_count,
-/// batch_size, inplace_sgd, train_file, valid_every, shuffle, sparse, ns_exponent, minn, maxn, bucket.
+/// The word2vec task's config keys. (seed is the Trainer's.)
+struct Word2VecTaskOptions {
+  std::string model = "skipgram";  // parse_word2vec_model
+  std::string objective = "ns";    // parse_word2vec_objective
+  int64_t dim = 100;
+  int64_t window = 5;
+  int64_t negative = 5;  // ns only
+  double ns_exponent = 0.75;
+  double sample = 1e-3;
+  WordCorpusOptions corpus{"word2vec", "english.txt", 5, 500};
+  int64_t batch_size = 10000;
+  bool inplace_sgd = true;
+  bool shuffle = true;
+  bool sparse = true;
+  int64_t minn = 3;
+  int64_t maxn = 0;
+  int64_t bucket = 2000000;  // with maxn > 0
+  void bind(OptionBinder& b);
+};
 ConfigSchema word2vec_schema();
 
 class Word2VecTask : public WordVectorTask {

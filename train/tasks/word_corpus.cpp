@@ -11,6 +11,12 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
+void WordCorpusOptions::bind(OptionBinder& b) {
+  b.field("min_count", min_count, "words seen fewer times in the train split are dropped from the vocabulary and the text",
+          at_least(1));
+  b.field("train_file", train_file, "corpus file in data_dir: one sentence per line, words separated by spaces");
+}
+
 WordCorpus load_word_corpus(const WordCorpusOptions& o, const TaskContext& context, const std::string& restored_vocab) {
   if (context.splits.count(Split::kTest))
     throw UserError(o.task + " has no test split, only valid (held out by valid_every): evaluate --split valid, or "

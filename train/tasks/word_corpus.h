@@ -5,16 +5,20 @@
 #include <map>
 #include <string>
 
+#include "core/options.h"
 #include "datasets/word2vec_corpus.h"
 #include "train/task.h"
 
 namespace nlpzoo {
 
 struct WordCorpusOptions {
-  std::string task;        // names the task in errors ("word2vec", "glove")
-  std::string train_file;  // file name in context.data_dir
+  std::string task;        // names the task in errors ("word2vec", "glove"); not a config key
+  std::string train_file = "english.txt";  // file name in context.data_dir
   int64_t min_count = 5;   // >= 1
   int64_t valid_every = 500;  // >= 2: line i (0-based) with (i + 1) % valid_every == 0 is valid
+  /// Binds train_file and min_count; valid_every means another split in each task, whose
+  /// bind() declares it.
+  void bind(OptionBinder& b);
 };
 
 struct WordCorpus {

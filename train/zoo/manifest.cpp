@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/child_process.h"
+#include "core/config.h"
 #include "core/io.h"
 
 namespace fs = std::filesystem;
@@ -188,7 +189,12 @@ std::vector<std::string> training_order(const json& manifest, const std::vector<
 }
 
 std::vector<std::string> input_files(const json& entry) {
-  std::vector<std::string> files = {entry["config"].get<std::string>()};
+  const auto config = entry["config"].get<std::string>();
+  std::vector<std::string> files = {config};
+  if (std::filesystem::is_regular_file(config)) {
+    const auto chain = preset_chain(config);  // the deepest base first, the config last
+    for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) files.push_back(it->path);
+  }
   const auto dir = entry["data"].value("dir", std::string());
   for (const auto& f : entry["data"].value("files", json::array())) files.push_back(dir + "/" + f.get<std::string>());
   return files;

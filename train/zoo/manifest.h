@@ -45,7 +45,8 @@ std::vector<std::string> chosen_models(const json& manifest, const std::vector<s
 /// the rest in the order given.
 std::vector<std::string> training_order(const json& manifest, const std::vector<std::string>& names);
 
-/// The files an entry's numbers depend on: its config and its data files (data.dir/file).
+/// The files an entry's numbers depend on: its config, the presets it starts from (`base = ...`)
+/// and its data files (data.dir/file).
 std::vector<std::string> input_files(const json& entry);
 
 /// The file's sha256 in hex. Throws UserError naming `path` when it cannot be computed.
