@@ -158,33 +158,34 @@ std::string methods_source(const TransformerOptions& o) {
 
 std::string layer_key(const char* kind, int64_t l) { return std::string(kind) + "_" + std::to_string(l); }
 
+TwinSpec transformer_spec(TransformerSeq2SeqImpl& model) {
+  const TransformerOptions& o = model.options();
+  TwinSpec spec("script_transformer", "nlpzoo_transformer");
+  spec.hold(model)
+      .add_int("src_vocab_size", o.src_vocab_size())
+      .add_int("tgt_vocab_size", o.tgt_vocab_size())
+      .add_int("d_model", o.d_model())
+      .add_int("num_heads", o.num_heads())
+      .add_int("num_encoder_layers", o.num_encoder_layers())
+      .add_int("num_decoder_layers", o.num_decoder_layers())
+      .add_int("ffn_dim", o.ffn_dim())
+      .add_string("activation", to_string(o.activation()))
+      .add_bool("pre_norm", o.pre_norm())
+      .add_string("positions", to_string(o.positions()))
+      .add_int("max_positions", o.max_positions())
+      .add_int("relative_k", o.relative_k())
+      .add_bool("share_embeddings", o.share_embeddings())
+      .add_int("attention_head", o.attention_head())
+      .add_int("pad_id", o.pad_id())
+      .add_int("bos_id", kBosId)
+      .add_int("eos_id", kEosId);
+  spec.source = methods_source(o);
+  return spec;
+}
+
 }  // namespace
 
-torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model) {
-  const TransformerOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_transformer");
-  copy_tensors_into(twin, model, "script_transformer");
-  add_int_attribute(twin, "src_vocab_size", o.src_vocab_size());
-  add_int_attribute(twin, "tgt_vocab_size", o.tgt_vocab_size());
-  add_int_attribute(twin, "d_model", o.d_model());
-  add_int_attribute(twin, "num_heads", o.num_heads());
-  add_int_attribute(twin, "num_encoder_layers", o.num_encoder_layers());
-  add_int_attribute(twin, "num_decoder_layers", o.num_decoder_layers());
-  add_int_attribute(twin, "ffn_dim", o.ffn_dim());
-  add_string_attribute(twin, "activation", to_string(o.activation()));
-  add_bool_attribute(twin, "pre_norm", o.pre_norm());
-  add_string_attribute(twin, "positions", to_string(o.positions()));
-  add_int_attribute(twin, "max_positions", o.max_positions());
-  add_int_attribute(twin, "relative_k", o.relative_k());
-  add_bool_attribute(twin, "share_embeddings", o.share_embeddings());
-  add_int_attribute(twin, "attention_head", o.attention_head());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  add_int_attribute(twin, "bos_id", kBosId);
-  add_int_attribute(twin, "eos_id", kEosId);
-  twin.define(methods_source(o));
-  twin.eval();
-  return twin;
-}
+torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model) { return build_twin(transformer_spec(model)); }
 
 std::string transformer_export_readme(const TransformerOptions& o) {
   std::ostringstream s;
@@ -213,8 +214,8 @@ std::string transformer_export_readme(const TransformerOptions& o) {
 
 void export_transformer(const std::string& out_path, TransformerSeq2SeqImpl& model,
                         const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_transformer(model), extra_files, transformer_export_readme(model.options()),
-            "export_transformer");
+  export_twin(out_path, transformer_spec(model), extra_files, transformer_export_readme(model.options()),
+              "export_transformer");
 }
 
 // ---------------------------------------------------------------------------------------
