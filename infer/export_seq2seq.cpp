@@ -124,26 +124,8 @@ std::string twin_source(const Seq2SeqOptions& o) {
     << "    return torch.log_softmax(logits, -1), attn, new_h, new_c, new_feed\n\n";
 
   // --- translate_greedy -----------------------------------------------------------------
-  // Dtypes come from existing tensors: Module::define's native resolver reads `torch.long` as
-  // the builtin op aten::long, not as a dtype.
-  s << "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n"
-    << "    states, mask, keys, summary, h, c, feed = self.encode(src)\n"
-    << "    B = src.size(0)\n"
-    << "    prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n"
-    << "    out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n"
-    << "    done = torch.zeros([B], dtype=mask.dtype, device=src.device)\n"
-    << "    T = 0\n"
-    << "    for t in range(max_len):\n"
-    << "        log_probs, attn, h, c, feed = self.step(prev, states, mask, keys, summary, h, c, feed)\n"
-    << "        tok = torch.argmax(log_probs, 1)\n"
-    << "        tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n"
-    << "        out[:, t] = tok\n"
-    << "        done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n"
-    << "        prev = tok\n"
-    << "        T = t + 1\n"
-    << "        if bool(done.all()):\n"
-    << "            break\n"
-    << "    return out[:, :T]\n";
+  s << twin_translate_greedy_source("states, mask, keys, summary, h, c, feed = self.encode(src)", "mask",
+                                    "log_probs, attn, h, c, feed = self.step(prev, states, mask, keys, summary, h, c, feed)");
   return s.str();
 }
 

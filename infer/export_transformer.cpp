@@ -132,27 +132,9 @@ std::string methods_source(const TransformerOptions& o) {
   src.line() << "return log_probs, attn, new_cache\n\n";
 
   // --- translate_greedy ---------------------------------------------------------------------
-  // Dtypes come from existing tensors: Module::define's resolver reads `torch.long` as the op
-  // aten::long, not as a dtype.
-  src.raw() << "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n";
-  src.line() << "memory, src_mask = self.encode(src)\n";
-  src.line() << "cross, cache = self.init_cache(memory, src_mask)\n";
-  src.line() << "B = src.size(0)\n";
-  src.line() << "prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n";
-  src.line() << "out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n";
-  src.line() << "done = torch.zeros([B], dtype=src_mask.dtype, device=src.device)\n";
-  src.line() << "T = 0\n";
-  src.line() << "for t in range(max_len):\n";
-  src.line() << "    log_probs, attn, cache = self.step(prev, t, src_mask, cross, cache)\n";
-  src.line() << "    tok = torch.argmax(log_probs, 1)\n";
-  src.line() << "    tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n";
-  src.line() << "    out[:, t] = tok\n";
-  src.line() << "    done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n";
-  src.line() << "    prev = tok\n";
-  src.line() << "    T = t + 1\n";
-  src.line() << "    if bool(done.all()):\n";
-  src.line() << "        break\n";
-  src.line() << "return out[:, :T]\n";
+  src.raw() << twin_translate_greedy_source("memory, src_mask = self.encode(src)\n"
+                                            "cross, cache = self.init_cache(memory, src_mask)",
+                                            "src_mask", "log_probs, attn, cache = self.step(prev, t, src_mask, cross, cache)");
   return src.str();
 }
 

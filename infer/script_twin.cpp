@@ -212,6 +212,28 @@ std::string twin_readme_python_footer() {
                                    "out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)");
 }
 
+std::string twin_translate_greedy_source(const std::string& setup, const std::string& mask, const std::string& step) {
+  // Dtypes come from existing tensors: Module::define's native resolver reads `torch.long` as
+  // the builtin op aten::long, not as a dtype.
+  return "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n" + indented(setup, "    ") +
+         "    B = src.size(0)\n"
+         "    prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n"
+         "    out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n"
+         "    done = torch.zeros([B], dtype=" + mask + ".dtype, device=src.device)\n"
+         "    T = 0\n"
+         "    for t in range(max_len):\n"
+         "        " + step + "\n"
+         "        tok = torch.argmax(log_probs, 1)\n"
+         "        tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n"
+         "        out[:, t] = tok\n"
+         "        done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n"
+         "        prev = tok\n"
+         "        T = t + 1\n"
+         "        if bool(done.all()):\n"
+         "            break\n"
+         "    return out[:, :T]\n";
+}
+
 std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool reverse) {
   const std::string sfx = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
   std::string out = "[";

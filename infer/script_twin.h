@@ -91,6 +91,14 @@ std::string twin_readme_python_footer(const std::vector<std::string>& extra_file
 /// The encoder-decoder twins' footer (config.ini, spm.src.model, spm.tgt.model; translate_greedy).
 std::string twin_readme_python_footer();
 
+/// TorchScript source of an encoder-decoder twin's translate_greedy(src: [B, S] int64,
+/// max_len: int) -> [B, T] int64: greedy decoding from bos_id, each row's argmax tokens up to
+/// and including eos_id, then pad_id; T is the number of steps until every row had emitted
+/// eos_id, or max_len. `setup` (body lines, unindented) encodes src into the decoder's state,
+/// which includes the bool tensor named `mask`; `step` (one line) assigns log_probs [B, V]
+/// for the tokens `prev` at step `t` and updates that state.
+std::string twin_translate_greedy_source(const std::string& setup, const std::string& mask, const std::string& step);
+
 /// TorchScript source of the weight list aten::rnn_tanh/gru/lstm take for a recurrent stack
 /// registered under `prefix` (a models/rnn/recurrent.h Recurrent, whose LibTorch module is
 /// "<prefix>.rnn"): "[self.<prefix>__rnn__weight_ih_l0, ..._hh_l0, bias_ih_l0, bias_hh_l0, ...]"
