@@ -43,20 +43,20 @@ twin_source::Source encode_source(const BertOptions& o) {
 }
 
 // The attributes every BERT twin has (see the header).
-void add_bert_attributes(torch::jit::Module& twin, const BertOptions& o) {
-  add_int_attribute(twin, "vocab_size", o.vocab_size());
-  add_int_attribute(twin, "d_model", o.d_model());
-  add_int_attribute(twin, "num_heads", o.num_heads());
-  add_int_attribute(twin, "num_layers", o.num_layers());
-  add_int_attribute(twin, "ffn_dim", o.ffn_dim());
-  add_int_attribute(twin, "max_positions", o.max_positions());
-  add_int_attribute(twin, "type_vocab_size", o.type_vocab_size());
-  add_string_attribute(twin, "activation", to_string(o.activation()));
-  add_bool_attribute(twin, "pre_norm", o.pre_norm());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  add_int_attribute(twin, "cls_id", kClsId);
-  add_int_attribute(twin, "sep_id", kSepId);
-  add_int_attribute(twin, "mask_id", kMaskId);
+void add_bert_attributes(TwinSpec& spec, const BertOptions& o) {
+  spec.add_int("vocab_size", o.vocab_size())
+      .add_int("d_model", o.d_model())
+      .add_int("num_heads", o.num_heads())
+      .add_int("num_layers", o.num_layers())
+      .add_int("ffn_dim", o.ffn_dim())
+      .add_int("max_positions", o.max_positions())
+      .add_int("type_vocab_size", o.type_vocab_size())
+      .add_string("activation", to_string(o.activation()))
+      .add_bool("pre_norm", o.pre_norm())
+      .add_int("pad_id", o.pad_id())
+      .add_int("cls_id", kClsId)
+      .add_int("sep_id", kSepId)
+      .add_int("mask_id", kMaskId);
 }
 
 // What every BERT export's README.txt starts with: `what`, the sizes, the special ids, the input layout.
@@ -74,36 +74,32 @@ std::string readme_header(const BertOptions& o, const std::string& what) {
   return s.str();
 }
 
-}  // namespace
-
-torch::jit::Module script_bert(BertForPreTrainingImpl& model) {
+TwinSpec bert_spec(BertForPreTrainingImpl& model) {
   const BertOptions& o = model.bert->options();
-  torch::jit::Module twin("nlpzoo_bert");
-  copy_tensors_into(twin, model, "script_bert");
-  add_bert_attributes(twin, o);
+  TwinSpec spec("script_bert", "nlpzoo_bert");
+  spec.hold(model);
+  add_bert_attributes(spec, o);
   // mlm_logits: BertMlmHeadImpl::forward at every position.
   auto src = encode_source(o);
   src.raw() << "def mlm_logits(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
   src.line() << "h = self.encode(tokens, segments)\n";
   src.line() << "h = " << src.layer_norm("torch.gelu(" + linear("h", "mlm.dense") + ")", "mlm.norm") << "\n";
   src.line() << "return torch.linear(h, " << P("bert.embeddings.token.weight") << ", " << P("mlm.bias") << ")\n";
-  twin.define(src.str());
-  twin.eval();
-  return twin;
+  spec.source = src.str();
+  return spec;
 }
 
-torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
-                                          const std::vector<std::string>& labels) {
+TwinSpec bert_classifier_spec(BertModelImpl& bert, BertClassificationHeadImpl& head,
+                              const std::vector<std::string>& labels) {
   const BertOptions& o = bert.options();
   const auto& w = head.output->weight;  // [num_labels, d_model]
   if (w.size(1) != o.d_model())
     throw std::invalid_argument("script_bert_classifier: the head reads " + std::to_string(w.size(1)) +
                                 " features but the encoder's d_model is " + std::to_string(o.d_model()));
-  torch::jit::Module twin("nlpzoo_bert_classifier");
-  add_classifier_outputs(twin, labels, w.size(0), "script_bert_classifier");
-  copy_tensors_into(twin, bert, "script_bert_classifier", "bert");
-  copy_tensors_into(twin, head, "script_bert_classifier", "head");
-  add_bert_attributes(twin, o);
+  TwinSpec spec("script_bert_classifier", "nlpzoo_bert_classifier");
+  add_classifier_outputs(spec, labels, w.size(0));
+  spec.hold(bert, "bert").hold(head, "head");
+  add_bert_attributes(spec, o);
   // forward: BertPoolerImpl on h_[CLS], then BertClassificationHeadImpl (no dropout in eval).
   auto src = encode_source(o);
   src.raw() << "def forward(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
@@ -111,9 +107,17 @@ torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificatio
              << ")\n";
   src.line() << "return " << linear("pooled", "head.output") << "\n\n";
   src.raw() << twin_predict_source("tokens: Tensor, segments: Tensor", "tokens, segments", labels.empty());
-  twin.define(src.str());
-  twin.eval();
-  return twin;
+  spec.source = src.str();
+  return spec;
+}
+
+}  // namespace
+
+torch::jit::Module script_bert(BertForPreTrainingImpl& model) { return build_twin(bert_spec(model)); }
+
+torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
+                                          const std::vector<std::string>& labels) {
+  return build_twin(bert_classifier_spec(bert, head, labels));
 }
 
 std::string bert_export_readme(const BertOptions& o) {
@@ -149,13 +153,13 @@ std::string bert_classifier_export_readme(const BertOptions& o, const std::vecto
 void export_bert_classifier(const std::string& out_path, BertModelImpl& bert, BertClassificationHeadImpl& head,
                             const std::vector<std::string>& labels,
                             const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_bert_classifier(bert, head, labels), extra_files,
-            bert_classifier_export_readme(bert.options(), labels), "export_bert_classifier");
+  export_twin(out_path, bert_classifier_spec(bert, head, labels), extra_files,
+              bert_classifier_export_readme(bert.options(), labels), "export_bert_classifier");
 }
 
 void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
                  const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_bert(model), extra_files, bert_export_readme(model.bert->options()), "export_bert");
+  export_twin(out_path, bert_spec(model), extra_files, bert_export_readme(model.bert->options()), "export_bert");
 }
 
 }  // namespace nlpzoo

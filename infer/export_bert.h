@@ -50,16 +50,12 @@
 
 namespace nlpzoo {
 
-/// Builds the scripted twin of `model` (see the file comment), in eval mode. It holds detached
-/// copies of the parameters on the model's device; later training of `model` does not change
-/// it. Throws std::invalid_argument if a parameter name already contains "__" and
-/// torch::jit::ErrorReport if the generated TorchScript does not compile (a bug here).
+/// The scripted twin of `model` (see the file comment), as build_twin (infer/script_twin.h)
+/// makes every twin: in eval mode, a snapshot of the parameters, with build_twin's errors.
 torch::jit::Module script_bert(BertForPreTrainingImpl& model);
 
-/// Scripts `model`, moves the twin to the CPU and saves it atomically to `out_path` with
-/// `extra_files` (name -> bytes: "config.ini", "spm.model") plus "README.txt"
-/// (bert_export_readme). Throws std::invalid_argument if `extra_files` names "README.txt",
-/// before writing anything; UserError naming `out_path` if it cannot be written.
+/// Saves the twin of `model` to `out_path` with `extra_files` ("config.ini", "spm.model") and
+/// bert_export_readme, as export_twin (infer/script_twin.h) does, with its errors.
 void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
                  const std::map<std::string, std::string>& extra_files);
 
@@ -67,20 +63,16 @@ void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
 /// the methods, and the Python lines that fill a [MASK].
 std::string bert_export_readme(const BertOptions& options);
 
-/// The twin of a fine-tuned BERT classifier (see the file comment), in eval mode, holding
-/// detached copies of `bert`'s and `head`'s parameters. `labels`: one name per output of
-/// `head`, or empty for a regression head (1 output). Throws std::invalid_argument if `labels`
-/// does not match the head's outputs, if the head does not read d_model features, or if a
-/// parameter name contains "__"; torch::jit::ErrorReport if the generated TorchScript does not
-/// compile (a bug here).
+/// The twin of a fine-tuned BERT classifier (see the file comment), as build_twin makes it,
+/// holding `bert`'s and `head`'s parameters. `labels`: one name per output of `head`, or empty
+/// for a regression head (1 output). Throws std::invalid_argument if `labels` does not match
+/// the head's outputs or if the head does not read d_model features; else as build_twin.
 torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
                                           const std::vector<std::string>& labels);
 
-/// Scripts the classifier (script_bert_classifier), moves the twin to the CPU and saves it
-/// atomically to `out_path` with `extra_files` ("config.ini", "spm.model", "labels.txt") plus
-/// "README.txt" (bert_classifier_export_readme). Throws std::invalid_argument as
-/// script_bert_classifier or if `extra_files` names "README.txt", before writing anything;
-/// UserError naming `out_path` if it cannot be written, leaving any earlier file untouched.
+/// Saves the classifier's twin (script_bert_classifier) to `out_path` with `extra_files`
+/// ("config.ini", "spm.model", "labels.txt") and bert_classifier_export_readme, as export_twin
+/// (infer/script_twin.h) does, with its errors and script_bert_classifier's.
 void export_bert_classifier(const std::string& out_path, BertModelImpl& bert, BertClassificationHeadImpl& head,
                             const std::vector<std::string>& labels,
                             const std::map<std::string, std::string>& extra_files);

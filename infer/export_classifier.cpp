@@ -71,49 +71,56 @@ std::string rnn_pooling_source(const ClassifierOptions& o) {
   throw std::logic_error("script_rnn_classifier: unknown pooling");
 }
 
-void add_common_attributes(torch::jit::Module& twin, const ClassifierOptions& o, const std::vector<std::string>& labels,
-                           const std::string& who) {
-  add_int_attribute(twin, "vocab_size", o.vocab_size());
-  add_int_attribute(twin, "embed_dim", o.embed_dim());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  add_classifier_outputs(twin, labels, o.num_classes(), who);
+// What every classifier twin has: its tensors, the common attributes and forward's first lines.
+TwinSpec classifier_spec(TextClassifierImpl& model, const std::string& who, const std::string& type_name,
+                         const std::vector<std::string>& labels) {
+  const ClassifierOptions& o = model.options();
+  TwinSpec spec(who, type_name);
+  spec.hold(model).add_int("vocab_size", o.vocab_size()).add_int("embed_dim", o.embed_dim()).add_int("pad_id", o.pad_id());
+  add_classifier_outputs(spec, labels, o.num_classes());
+  spec.source = std::string(kForward) + kLengthsMaskEmbed;
+  return spec;
+}
+
+TwinSpec average_embedding_spec(AverageEmbeddingClassifierImpl& model, const std::vector<std::string>& labels) {
+  auto spec = classifier_spec(model, "script_average_embedding_classifier", "nlpzoo_average_embedding_classifier",
+                              labels);
+  spec.source += masked_mean("x") + kOutput + twin_predict_source("tokens: Tensor", "tokens", labels.empty());
+  return spec;
+}
+
+TwinSpec rnn_spec(RnnClassifierImpl& model, const std::vector<std::string>& labels) {
+  const ClassifierOptions& o = model.options();
+  auto spec = classifier_spec(model, "script_rnn_classifier", "nlpzoo_rnn_classifier", labels);
+  spec.add_string("cell", to_string(o.cell()))
+      .add_int("hidden_size", o.hidden_size())
+      .add_int("num_layers", o.num_layers())
+      .add_bool("bidirectional", o.bidirectional())
+      .add_string("pooling", to_string(o.pooling()));
+  spec.source += rnn_states_source(o) + rnn_pooling_source(o) + kOutput +
+                 twin_predict_source("tokens: Tensor", "tokens", labels.empty());
+  return spec;
+}
+
+TwinSpec text_classifier_spec(TextClassifierImpl& model, const std::vector<std::string>& labels) {
+  if (auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(&model)) return average_embedding_spec(*average, labels);
+  if (auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model)) return rnn_spec(*rnn, labels);
+  throw std::invalid_argument("script_text_classifier: this classifier type has no TorchScript twin");
 }
 
 }  // namespace
 
 torch::jit::Module script_average_embedding_classifier(AverageEmbeddingClassifierImpl& model,
                                                        const std::vector<std::string>& labels) {
-  const ClassifierOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_average_embedding_classifier");
-  add_common_attributes(twin, o, labels, "script_average_embedding_classifier");
-  copy_tensors_into(twin, model, "script_average_embedding_classifier");
-  twin.define(std::string(kForward) + kLengthsMaskEmbed + masked_mean("x") + kOutput +
-              twin_predict_source("tokens: Tensor", "tokens", labels.empty()));
-  twin.eval();
-  return twin;
+  return build_twin(average_embedding_spec(model, labels));
 }
 
 torch::jit::Module script_rnn_classifier(RnnClassifierImpl& model, const std::vector<std::string>& labels) {
-  const ClassifierOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_rnn_classifier");
-  add_common_attributes(twin, o, labels, "script_rnn_classifier");
-  add_string_attribute(twin, "cell", to_string(o.cell()));
-  add_int_attribute(twin, "hidden_size", o.hidden_size());
-  add_int_attribute(twin, "num_layers", o.num_layers());
-  add_bool_attribute(twin, "bidirectional", o.bidirectional());
-  add_string_attribute(twin, "pooling", to_string(o.pooling()));
-  copy_tensors_into(twin, model, "script_rnn_classifier");
-  twin.define(std::string(kForward) + kLengthsMaskEmbed + rnn_states_source(o) + rnn_pooling_source(o) + kOutput +
-              twin_predict_source("tokens: Tensor", "tokens", labels.empty()));
-  twin.eval();
-  return twin;
+  return build_twin(rnn_spec(model, labels));
 }
 
 torch::jit::Module script_text_classifier(TextClassifierImpl& model, const std::vector<std::string>& labels) {
-  if (auto* average = dynamic_cast<AverageEmbeddingClassifierImpl*>(&model))
-    return script_average_embedding_classifier(*average, labels);
-  if (auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model)) return script_rnn_classifier(*rnn, labels);
-  throw std::invalid_argument("script_text_classifier: this classifier type has no TorchScript twin");
+  return build_twin(text_classifier_spec(model, labels));
 }
 
 std::string text_classifier_export_readme(TextClassifierImpl& model, const std::vector<std::string>& labels) {
@@ -142,8 +149,8 @@ std::string text_classifier_export_readme(TextClassifierImpl& model, const std::
 void export_text_classifier(const std::string& out_path, TextClassifierImpl& model,
                             const std::vector<std::string>& labels,
                             const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_text_classifier(model, labels), extra_files, text_classifier_export_readme(model, labels),
-            "export_text_classifier");
+  export_twin(out_path, text_classifier_spec(model, labels), extra_files, text_classifier_export_readme(model, labels),
+              "export_text_classifier");
 }
 
 }  // namespace nlpzoo

@@ -47,11 +47,9 @@ torch::jit::Module script_rnn_classifier(RnnClassifierImpl& model, const std::ve
 /// std::invalid_argument as above, or for a classifier type without a twin.
 torch::jit::Module script_text_classifier(TextClassifierImpl& model, const std::vector<std::string>& labels);
 
-/// Scripts `model` (script_text_classifier), moves the twin to the CPU and saves it atomically
-/// to `out_path` with `extra_files` (e.g. "config.ini", "spm.model", "labels.txt") plus
-/// "README.txt" (text_classifier_export_readme). Throws std::invalid_argument as
-/// script_text_classifier or if `extra_files` names "README.txt"; UserError naming `out_path`
-/// if it cannot be written, leaving any earlier file there untouched.
+/// Saves the twin of `model` (script_text_classifier) to `out_path` with `extra_files` (e.g.
+/// "config.ini", "spm.model", "labels.txt") and text_classifier_export_readme, as export_twin
+/// (infer/script_twin.h) does, with its errors and script_text_classifier's.
 void export_text_classifier(const std::string& out_path, TextClassifierImpl& model,
                             const std::vector<std::string>& labels,
                             const std::map<std::string, std::string>& extra_files);

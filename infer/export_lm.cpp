@@ -43,26 +43,27 @@ std::string twin_source(const LanguageModelOptions& o) {
   return s.str();
 }
 
+TwinSpec language_model_spec(LanguageModelImpl& model) {
+  const LanguageModelOptions& o = model.options();
+  TwinSpec spec("script_language_model", "nlpzoo_language_model");
+  spec.hold(model)
+      .add_int("vocab_size", o.vocab_size())
+      .add_int("embed_dim", o.embed_dim())
+      .add_int("hidden_size", o.hidden_size())
+      .add_int("num_layers", o.num_layers())
+      .add_string("cell", to_string(o.cell()))
+      .add_bool("tie_embeddings", o.tie_embeddings())
+      .add_int("pad_id", o.pad_id())
+      .add_int("unk_id", kUnkId)
+      .add_int("bos_id", kBosId)
+      .add_int("eos_id", kEosId);
+  spec.source = twin_source(o);
+  return spec;
+}
+
 }  // namespace
 
-torch::jit::Module script_language_model(LanguageModelImpl& model) {
-  const LanguageModelOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_language_model");
-  copy_tensors_into(twin, model, "script_language_model");
-  add_int_attribute(twin, "vocab_size", o.vocab_size());
-  add_int_attribute(twin, "embed_dim", o.embed_dim());
-  add_int_attribute(twin, "hidden_size", o.hidden_size());
-  add_int_attribute(twin, "num_layers", o.num_layers());
-  add_string_attribute(twin, "cell", to_string(o.cell()));
-  add_bool_attribute(twin, "tie_embeddings", o.tie_embeddings());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  add_int_attribute(twin, "unk_id", kUnkId);
-  add_int_attribute(twin, "bos_id", kBosId);
-  add_int_attribute(twin, "eos_id", kEosId);
-  twin.define(twin_source(o));
-  twin.eval();
-  return twin;
-}
+torch::jit::Module script_language_model(LanguageModelImpl& model) { return build_twin(language_model_spec(model)); }
 
 std::string language_model_export_readme(const LanguageModelOptions& o) {
   const bool lstm = o.cell() == CellType::kLstm;
@@ -99,8 +100,8 @@ std::string language_model_export_readme(const LanguageModelOptions& o) {
 
 void export_language_model(const std::string& out_path, LanguageModelImpl& model,
                            const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_language_model(model), extra_files, language_model_export_readme(model.options()),
-            "export_language_model");
+  export_twin(out_path, language_model_spec(model), extra_files, language_model_export_readme(model.options()),
+              "export_language_model");
 }
 
 }  // namespace nlpzoo

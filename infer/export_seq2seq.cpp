@@ -124,56 +124,35 @@ std::string twin_source(const Seq2SeqOptions& o) {
     << "    return torch.log_softmax(logits, -1), attn, new_h, new_c, new_feed\n\n";
 
   // --- translate_greedy -----------------------------------------------------------------
-  // Dtypes come from existing tensors: Module::define's native resolver reads `torch.long` as
-  // the builtin op aten::long, not as a dtype.
-  s << "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n"
-    << "    states, mask, keys, summary, h, c, feed = self.encode(src)\n"
-    << "    B = src.size(0)\n"
-    << "    prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n"
-    << "    out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n"
-    << "    done = torch.zeros([B], dtype=mask.dtype, device=src.device)\n"
-    << "    T = 0\n"
-    << "    for t in range(max_len):\n"
-    << "        log_probs, attn, h, c, feed = self.step(prev, states, mask, keys, summary, h, c, feed)\n"
-    << "        tok = torch.argmax(log_probs, 1)\n"
-    << "        tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n"
-    << "        out[:, t] = tok\n"
-    << "        done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n"
-    << "        prev = tok\n"
-    << "        T = t + 1\n"
-    << "        if bool(done.all()):\n"
-    << "            break\n"
-    << "    return out[:, :T]\n";
+  s << twin_translate_greedy_source("states, mask, keys, summary, h, c, feed = self.encode(src)", "mask",
+                                    "log_probs, attn, h, c, feed = self.step(prev, states, mask, keys, summary, h, c, feed)");
   return s.str();
+}
+
+TwinSpec seq2seq_spec(Seq2SeqImpl& model) {
+  const Seq2SeqOptions& o = model.options();
+  TwinSpec spec("script_seq2seq", "nlpzoo_seq2seq");
+  spec.hold(model)
+      .add_int("src_vocab_size", o.src_vocab_size())
+      .add_int("tgt_vocab_size", o.tgt_vocab_size())
+      .add_int("embed_dim", o.embed_dim())
+      .add_int("hidden_size", o.hidden_size())
+      .add_int("num_layers", o.num_layers())
+      .add_bool("bidirectional", o.bidirectional())
+      .add_int("attention_dim", o.attention_dim())
+      .add_bool("input_feeding", o.input_feeding())
+      .add_string("cell", to_string(o.cell()))
+      .add_string("attention", to_string(o.attention()))
+      .add_int("pad_id", o.pad_id())
+      .add_int("bos_id", kBosId)
+      .add_int("eos_id", kEosId);
+  spec.source = twin_source(o);
+  return spec;
 }
 
 }  // namespace
 
-torch::jit::Module script_seq2seq(Seq2SeqImpl& model) {
-  const Seq2SeqOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_seq2seq");
-  copy_tensors_into(twin, model, "script_seq2seq");
-  auto int_attr = [&](const char* name, int64_t v) { add_int_attribute(twin, name, v); };
-  auto bool_attr = [&](const char* name, bool v) { add_bool_attribute(twin, name, v); };
-  auto str_attr = [&](const char* name, const std::string& v) { add_string_attribute(twin, name, v); };
-  int_attr("src_vocab_size", o.src_vocab_size());
-  int_attr("tgt_vocab_size", o.tgt_vocab_size());
-  int_attr("embed_dim", o.embed_dim());
-  int_attr("hidden_size", o.hidden_size());
-  int_attr("num_layers", o.num_layers());
-  bool_attr("bidirectional", o.bidirectional());
-  int_attr("attention_dim", o.attention_dim());
-  bool_attr("input_feeding", o.input_feeding());
-  str_attr("cell", to_string(o.cell()));
-  str_attr("attention", to_string(o.attention()));
-  int_attr("pad_id", o.pad_id());
-  int_attr("bos_id", kBosId);
-  int_attr("eos_id", kEosId);
-
-  twin.define(twin_source(o));
-  twin.eval();
-  return twin;
-}
+torch::jit::Module script_seq2seq(Seq2SeqImpl& model) { return build_twin(seq2seq_spec(model)); }
 
 std::string seq2seq_export_readme(const Seq2SeqOptions& o) {
   std::ostringstream s;
@@ -197,7 +176,7 @@ std::string seq2seq_export_readme(const Seq2SeqOptions& o) {
 
 void export_seq2seq(const std::string& out_path, Seq2SeqImpl& model,
                     const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_seq2seq(model), extra_files, seq2seq_export_readme(model.options()), "export_seq2seq");
+  export_twin(out_path, seq2seq_spec(model), extra_files, seq2seq_export_readme(model.options()), "export_seq2seq");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -53,20 +53,14 @@
 
 namespace nlpzoo {
 
-/// Builds the scripted twin of `model` (see the file comment for names and methods), in eval
-/// mode. The twin holds detached copies of the parameters on the model's device; later
-/// training of `model` does not change it. Throws std::invalid_argument if a parameter name
-/// already contains "__" (the mapping would not be invertible) and torch::jit::ErrorReport
-/// if the generated TorchScript does not compile (a bug here, not a user error).
+/// The scripted twin of `model` (see the file comment for names and methods), as build_twin
+/// (infer/script_twin.h) makes every twin: in eval mode, a snapshot of the parameters, with
+/// build_twin's errors.
 torch::jit::Module script_seq2seq(Seq2SeqImpl& model);
 
-/// Scripts `model`, moves the twin to the CPU (so the file loads on any machine) and saves it
-/// atomically (core/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes:
-/// e.g. "config.ini", "spm.src.model"; read back with torch::jit::load's ExtraFilesMap or
-/// Python's `_extra_files`) plus a "README.txt" (seq2seq_export_readme). `model` itself is
-/// not changed. Throws std::invalid_argument if `extra_files` names "README.txt" itself,
-/// before writing anything; UserError naming `out_path` if it cannot be written (missing
-/// folder, no permission, full disk), leaving any earlier file there untouched.
+/// Saves the twin of `model` to `out_path` with `extra_files` (e.g. "config.ini",
+/// "spm.src.model", "spm.tgt.model") and seq2seq_export_readme, as export_twin
+/// (infer/script_twin.h) does, with its errors.
 void export_seq2seq(const std::string& out_path, Seq2SeqImpl& model,
                     const std::map<std::string, std::string>& extra_files);
 

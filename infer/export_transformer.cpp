@@ -132,59 +132,42 @@ std::string methods_source(const TransformerOptions& o) {
   src.line() << "return log_probs, attn, new_cache\n\n";
 
   // --- translate_greedy ---------------------------------------------------------------------
-  // Dtypes come from existing tensors: Module::define's resolver reads `torch.long` as the op
-  // aten::long, not as a dtype.
-  src.raw() << "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n";
-  src.line() << "memory, src_mask = self.encode(src)\n";
-  src.line() << "cross, cache = self.init_cache(memory, src_mask)\n";
-  src.line() << "B = src.size(0)\n";
-  src.line() << "prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n";
-  src.line() << "out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n";
-  src.line() << "done = torch.zeros([B], dtype=src_mask.dtype, device=src.device)\n";
-  src.line() << "T = 0\n";
-  src.line() << "for t in range(max_len):\n";
-  src.line() << "    log_probs, attn, cache = self.step(prev, t, src_mask, cross, cache)\n";
-  src.line() << "    tok = torch.argmax(log_probs, 1)\n";
-  src.line() << "    tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n";
-  src.line() << "    out[:, t] = tok\n";
-  src.line() << "    done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n";
-  src.line() << "    prev = tok\n";
-  src.line() << "    T = t + 1\n";
-  src.line() << "    if bool(done.all()):\n";
-  src.line() << "        break\n";
-  src.line() << "return out[:, :T]\n";
+  src.raw() << twin_translate_greedy_source("memory, src_mask = self.encode(src)\n"
+                                            "cross, cache = self.init_cache(memory, src_mask)",
+                                            "src_mask", "log_probs, attn, cache = self.step(prev, t, src_mask, cross, cache)");
   return src.str();
 }
 
 std::string layer_key(const char* kind, int64_t l) { return std::string(kind) + "_" + std::to_string(l); }
 
+TwinSpec transformer_spec(TransformerSeq2SeqImpl& model) {
+  const TransformerOptions& o = model.options();
+  TwinSpec spec("script_transformer", "nlpzoo_transformer");
+  spec.hold(model)
+      .add_int("src_vocab_size", o.src_vocab_size())
+      .add_int("tgt_vocab_size", o.tgt_vocab_size())
+      .add_int("d_model", o.d_model())
+      .add_int("num_heads", o.num_heads())
+      .add_int("num_encoder_layers", o.num_encoder_layers())
+      .add_int("num_decoder_layers", o.num_decoder_layers())
+      .add_int("ffn_dim", o.ffn_dim())
+      .add_string("activation", to_string(o.activation()))
+      .add_bool("pre_norm", o.pre_norm())
+      .add_string("positions", to_string(o.positions()))
+      .add_int("max_positions", o.max_positions())
+      .add_int("relative_k", o.relative_k())
+      .add_bool("share_embeddings", o.share_embeddings())
+      .add_int("attention_head", o.attention_head())
+      .add_int("pad_id", o.pad_id())
+      .add_int("bos_id", kBosId)
+      .add_int("eos_id", kEosId);
+  spec.source = methods_source(o);
+  return spec;
+}
+
 }  // namespace
 
-torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model) {
-  const TransformerOptions& o = model.options();
-  torch::jit::Module twin("nlpzoo_transformer");
-  copy_tensors_into(twin, model, "script_transformer");
-  add_int_attribute(twin, "src_vocab_size", o.src_vocab_size());
-  add_int_attribute(twin, "tgt_vocab_size", o.tgt_vocab_size());
-  add_int_attribute(twin, "d_model", o.d_model());
-  add_int_attribute(twin, "num_heads", o.num_heads());
-  add_int_attribute(twin, "num_encoder_layers", o.num_encoder_layers());
-  add_int_attribute(twin, "num_decoder_layers", o.num_decoder_layers());
-  add_int_attribute(twin, "ffn_dim", o.ffn_dim());
-  add_string_attribute(twin, "activation", to_string(o.activation()));
-  add_bool_attribute(twin, "pre_norm", o.pre_norm());
-  add_string_attribute(twin, "positions", to_string(o.positions()));
-  add_int_attribute(twin, "max_positions", o.max_positions());
-  add_int_attribute(twin, "relative_k", o.relative_k());
-  add_bool_attribute(twin, "share_embeddings", o.share_embeddings());
-  add_int_attribute(twin, "attention_head", o.attention_head());
-  add_int_attribute(twin, "pad_id", o.pad_id());
-  add_int_attribute(twin, "bos_id", kBosId);
-  add_int_attribute(twin, "eos_id", kEosId);
-  twin.define(methods_source(o));
-  twin.eval();
-  return twin;
-}
+torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model) { return build_twin(transformer_spec(model)); }
 
 std::string transformer_export_readme(const TransformerOptions& o) {
   std::ostringstream s;
@@ -213,8 +196,8 @@ std::string transformer_export_readme(const TransformerOptions& o) {
 
 void export_transformer(const std::string& out_path, TransformerSeq2SeqImpl& model,
                         const std::map<std::string, std::string>& extra_files) {
-  save_twin(out_path, script_transformer(model), extra_files, transformer_export_readme(model.options()),
-            "export_transformer");
+  export_twin(out_path, transformer_spec(model), extra_files, transformer_export_readme(model.options()),
+              "export_transformer");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -54,19 +54,14 @@
 
 namespace nlpzoo {
 
-/// Builds the scripted twin of `model` (see the file comment for names and methods), in eval
-/// mode. The twin holds detached copies of the parameters and buffers on the model's device;
-/// later training of `model` does not change it. Throws std::invalid_argument if a parameter
-/// name already contains "__" and torch::jit::ErrorReport if the generated TorchScript does
-/// not compile (a bug here, not a user error).
+/// The scripted twin of `model` (see the file comment for names and methods), as build_twin
+/// (infer/script_twin.h) makes every twin: in eval mode, a snapshot of the parameters and
+/// buffers, with build_twin's errors.
 torch::jit::Module script_transformer(TransformerSeq2SeqImpl& model);
 
-/// Scripts `model`, moves the twin to the CPU and saves it atomically to `out_path` with
-/// `extra_files` (name -> bytes, e.g. "config.ini", "spm.src.model"; read back with
-/// torch::jit::load's ExtraFilesMap or Python's `_extra_files`) plus a "README.txt"
-/// (transformer_export_readme). `model` itself is not changed. Throws std::invalid_argument
-/// if `extra_files` names "README.txt", before writing anything; UserError naming `out_path`
-/// if it cannot be written, leaving any earlier file there untouched.
+/// Saves the twin of `model` to `out_path` with `extra_files` (e.g. "config.ini",
+/// "spm.src.model", "spm.tgt.model") and transformer_export_readme, as export_twin
+/// (infer/script_twin.h) does, with its errors.
 void export_transformer(const std::string& out_path, TransformerSeq2SeqImpl& model,
                         const std::map<std::string, std::string>& extra_files);
 

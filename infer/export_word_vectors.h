@@ -27,10 +27,9 @@ namespace nlpzoo {
 /// std::invalid_argument for an empty table.
 torch::jit::Module script_word_vectors(const WordVectors& vectors);
 
-/// Scripts `vectors` and saves the module atomically to `out_path` with `extra_files` (e.g.
-/// "config.ini") plus "README.txt" (how to load and query it). Throws std::invalid_argument as
-/// script_word_vectors or if `extra_files` names "README.txt"; UserError naming `out_path` if it
-/// cannot be written, leaving any earlier file there untouched.
+/// Saves the module of `vectors` to `out_path` with `extra_files` (e.g. "config.ini") and a
+/// README.txt (how to load and query it), as export_twin (infer/script_twin.h) does, with its
+/// errors and script_word_vectors'.
 void export_word_vectors(const std::string& out_path, const WordVectors& vectors,
                          const std::map<std::string, std::string>& extra_files);
 

@@ -16,9 +16,29 @@ std::string scripted_name(const std::string& eager_name) {
   return out;
 }
 
+namespace {
+
+// Each line of `text` after `indent`, each ending in '\n' (a last line need not have one).
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    out += indent + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+// A copied NaN is still the NaN it was copied from: only a value that changed is a difference.
+bool same_values(const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.equal(b)) return true;
+  return a.is_floating_point() && torch::logical_or(a == b, torch::logical_and(a.isnan(), b.isnan())).all().item<bool>();
+}
+
+// Registers a detached clone of every parameter and buffer of `model` on `twin` (see
+// TwinSpec::modules).
 void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who,
                        const std::string& prefix) {
-  torch::NoGradGuard no_grad;
   auto copy_in = [&](const std::string& local, const torch::Tensor& t, bool is_buffer) {
     const std::string name = prefix.empty() ? local : prefix + "." + local;
     if (name.find("__") != std::string::npos)
@@ -30,41 +50,19 @@ void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model,
   for (const auto& b : model.named_buffers()) copy_in(b.key(), b.value(), /*is_buffer=*/true);
 }
 
-std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin) {
-  auto check = [&](const std::string& name, const torch::Tensor& eager) -> std::string {
-    const auto scripted = scripted_name(name);
-    if (!twin.hasattr(scripted)) return "the twin has no " + scripted + " (eager " + name + ")";
-    const auto t = twin.attr(scripted).toTensor();
-    if (t.sizes() != eager.sizes()) return scripted + ": shape differs from the eager " + name;
-    const auto e = eager.detach().to(t.device());
-    if (t.equal(e)) return "";
-    const double diff = (t.to(torch::kDouble) - e.to(torch::kDouble)).abs().max().item<double>();
-    return scripted + " differs from the eager " + name + " (max abs diff " + std::to_string(diff) + ")";
-  };
-  for (const auto& p : model.named_parameters())
-    if (auto why = check(p.key(), p.value()); !why.empty()) return why;
-  for (const auto& b : model.named_buffers())
-    if (auto why = check(b.key(), b.value()); !why.empty()) return why;
-  return "";
-}
-
-void add_int_attribute(torch::jit::Module& twin, const std::string& name, int64_t value) {
-  twin.register_attribute(name, c10::IntType::get(), value);
-}
-
-void add_bool_attribute(torch::jit::Module& twin, const std::string& name, bool value) {
-  twin.register_attribute(name, c10::BoolType::get(), value);
-}
-
-void add_string_attribute(torch::jit::Module& twin, const std::string& name, const std::string& value) {
-  twin.register_attribute(name, c10::StringType::get(), value);
+// The twin must hold what it was built from: a file that loads and runs but with other
+// weights would be wrong without any error.
+void check_copies(const TwinSpec& spec, const torch::jit::Module& twin) {
+  for (const auto& [module, prefix] : spec.modules)
+    if (auto why = twin_tensor_mismatch(*module, twin, prefix); !why.empty())
+      throw std::logic_error(spec.who + ": the twin does not hold the model's tensors: " + why);
+  for (const auto& [name, t] : spec.buffers)
+    if (!same_values(twin.attr(name).toTensor(), t.detach()))
+      throw std::logic_error(spec.who + ": the twin's " + name + " differs from its original");
 }
 
 void save_twin(const std::string& out_path, torch::jit::Module twin,
-               const std::map<std::string, std::string>& extra_files, const std::string& readme,
-               const std::string& who) {
-  if (extra_files.count("README.txt"))
-    throw std::invalid_argument(who + ": extra file name 'README.txt' is reserved for the export's own README");
+               const std::map<std::string, std::string>& extra_files, const std::string& readme) {
   twin.to(torch::kCPU);
   torch::jit::ExtraFilesMap files(extra_files.begin(), extra_files.end());
   files["README.txt"] = readme;
@@ -78,15 +76,78 @@ void save_twin(const std::string& out_path, torch::jit::Module twin,
   });
 }
 
-void add_classifier_outputs(torch::jit::Module& twin, const std::vector<std::string>& labels, int64_t num_outputs,
-                            const std::string& who) {
+}  // namespace
+
+std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin,
+                                 const std::string& prefix) {
+  auto check = [&](const std::string& local, const torch::Tensor& eager) -> std::string {
+    const std::string name = prefix.empty() ? local : prefix + "." + local;
+    const auto scripted = scripted_name(name);
+    if (!twin.hasattr(scripted)) return "the twin has no " + scripted + " (eager " + name + ")";
+    const auto t = twin.attr(scripted).toTensor();
+    if (t.sizes() != eager.sizes()) return scripted + ": shape differs from the eager " + name;
+    const auto e = eager.detach().to(t.device());
+    if (same_values(t, e)) return "";
+    const double diff = (t.to(torch::kDouble) - e.to(torch::kDouble)).abs().max().item<double>();
+    return scripted + " differs from the eager " + name + " (max abs diff " + std::to_string(diff) + ")";
+  };
+  for (const auto& p : model.named_parameters())
+    if (auto why = check(p.key(), p.value()); !why.empty()) return why;
+  for (const auto& b : model.named_buffers())
+    if (auto why = check(b.key(), b.value()); !why.empty()) return why;
+  return "";
+}
+
+TwinSpec& TwinSpec::hold(const torch::nn::Module& module, const std::string& prefix) {
+  modules.emplace_back(&module, prefix);
+  return *this;
+}
+
+TwinSpec& TwinSpec::add_attribute(const std::string& name, c10::TypePtr type, c10::IValue value) {
+  attributes.push_back({name, std::move(type), std::move(value)});
+  return *this;
+}
+
+TwinSpec& TwinSpec::add_int(const std::string& name, int64_t value) {
+  return add_attribute(name, c10::IntType::get(), value);
+}
+
+TwinSpec& TwinSpec::add_bool(const std::string& name, bool value) {
+  return add_attribute(name, c10::BoolType::get(), value);
+}
+
+TwinSpec& TwinSpec::add_string(const std::string& name, const std::string& value) {
+  return add_attribute(name, c10::StringType::get(), value);
+}
+
+torch::jit::Module build_twin(const TwinSpec& spec) {
+  torch::NoGradGuard no_grad;
+  torch::jit::Module twin(spec.type_name);
+  for (const auto& [module, prefix] : spec.modules) copy_tensors_into(twin, *module, spec.who, prefix);
+  for (const auto& [name, t] : spec.buffers) twin.register_buffer(name, t.detach().clone());
+  for (const auto& a : spec.attributes) twin.register_attribute(a.name, a.type, a.value);
+  twin.define(spec.source);
+  check_copies(spec, twin);
+  twin.eval();
+  return twin;
+}
+
+void export_twin(const std::string& out_path, const TwinSpec& spec,
+                 const std::map<std::string, std::string>& extra_files, const std::string& readme,
+                 const std::string& who) {
+  if (extra_files.count("README.txt"))
+    throw std::invalid_argument(who + ": extra file name 'README.txt' is reserved for the export's own README");
+  save_twin(out_path, build_twin(spec), extra_files, readme);
+}
+
+void add_classifier_outputs(TwinSpec& spec, const std::vector<std::string>& labels, int64_t num_outputs) {
   const bool regression = labels.empty();
   if (regression ? num_outputs != 1 : static_cast<int64_t>(labels.size()) != num_outputs)
-    throw std::invalid_argument(who + ": " + std::to_string(labels.size()) + " labels for " +
+    throw std::invalid_argument(spec.who + ": " + std::to_string(labels.size()) + " labels for " +
                                 std::to_string(num_outputs) + " outputs (a regression model: no labels, 1 output)");
-  add_int_attribute(twin, "num_classes", num_outputs);
-  add_bool_attribute(twin, "regression", regression);
-  twin.register_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>(labels));
+  spec.add_int("num_classes", num_outputs);
+  spec.add_bool("regression", regression);
+  spec.add_attribute("labels", c10::ListType::ofStrings(), c10::List<std::string>(labels));
 }
 
 std::string twin_predict_source(const std::string& params, const std::string& args, bool regression) {
@@ -137,17 +198,11 @@ void require_twin_members(const torch::jit::Module& module, const std::vector<st
 std::string twin_readme_python_footer(const std::vector<std::string>& extra_files, const std::string& example) {
   std::string files;
   for (const auto& f : extra_files) files += (files.empty() ? "" : ", ") + ("'" + f + "': ''");
-  std::string code;
-  for (size_t start = 0; start < example.size();) {
-    const size_t end = std::min(example.find('\n', start), example.size());
-    code += "  " + example.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
   return "Python:\n"
          "  import torch\n"
          "  files = {" + files + "}  # filled with bytes on load\n"
          "  m = torch.jit.load('model.pt', _extra_files=files)\n" +
-         code +
+         indented(example, "  ") +
          "The exporter may store the SentencePiece models (spm*.model) and the training config\n"
          "inside this file as extra files, as above; tokenize with them before calling the model.\n";
 }
@@ -155,6 +210,28 @@ std::string twin_readme_python_footer(const std::vector<std::string>& extra_file
 std::string twin_readme_python_footer() {
   return twin_readme_python_footer({"config.ini", "spm.src.model", "spm.tgt.model"},
                                    "out = m.translate_greedy(torch.tensor([[5, 6, 3]]), 100)");
+}
+
+std::string twin_translate_greedy_source(const std::string& setup, const std::string& mask, const std::string& step) {
+  // Dtypes come from existing tensors: Module::define's native resolver reads `torch.long` as
+  // the builtin op aten::long, not as a dtype.
+  return "def translate_greedy(self, src: Tensor, max_len: int) -> Tensor:\n" + indented(setup, "    ") +
+         "    B = src.size(0)\n"
+         "    prev = torch.full([B], self.bos_id, dtype=src.dtype, device=src.device)\n"
+         "    out = torch.full([B, max_len], self.pad_id, dtype=src.dtype, device=src.device)\n"
+         "    done = torch.zeros([B], dtype=" + mask + ".dtype, device=src.device)\n"
+         "    T = 0\n"
+         "    for t in range(max_len):\n"
+         "        " + step + "\n"
+         "        tok = torch.argmax(log_probs, 1)\n"
+         "        tok = torch.where(done, torch.full_like(tok, self.pad_id), tok)\n"
+         "        out[:, t] = tok\n"
+         "        done = torch.logical_or(done, torch.eq(tok, self.eos_id))\n"
+         "        prev = tok\n"
+         "        T = t + 1\n"
+         "        if bool(done.all()):\n"
+         "            break\n"
+         "    return out[:, :T]\n";
 }
 
 std::string twin_rnn_layer_params(const std::string& prefix, int64_t layer, bool reverse) {

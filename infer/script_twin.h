@@ -1,15 +1,18 @@
 #pragma once
 // What every scripted twin shares (docs/ARCHITECTURE.md, "the scripted twin"): the mapping
-// of eager parameter names to TorchScript attribute names, copying a trained module's
-// tensors into a hand-built torch::jit::Module, saving it atomically with extra files and a
-// README, and unpacking the tuples its methods return. The per-family exporters
-// (export_seq2seq, export_transformer) add the TorchScript source of their methods.
+// of eager parameter names to TorchScript attribute names; one shell (TwinSpec, build_twin,
+// export_twin) that builds a torch::jit::Module holding a trained module's tensors, checks
+// them against the eager ones and saves it atomically with extra files and a README; and
+// unpacking the tuples its methods return. Each family's exporter (infer/export_*.h) gives
+// the shell only what is its own: the TorchScript source of its methods, its attributes and
+// its README text.
 #include <torch/script.h>
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/rnn/recurrent.h"
@@ -21,38 +24,65 @@ namespace nlpzoo {
 /// TorchScript attribute name cannot contain '.'.
 std::string scripted_name(const std::string& eager_name);
 
-/// Registers a detached clone of every parameter (as a parameter) and every buffer (as a
-/// buffer) of `model` on `twin` under its scripted_name. The clones do not require grad and
-/// stay on the model's device; later changes to `model` do not reach them. A non-empty
-/// `prefix` names `model` as a child of a larger module: its tensor "a.b" is then held as
-/// scripted_name("<prefix>.a.b") (e.g. prefix "head": head__output__weight), so a twin can
-/// hold several modules as the eager parent holding them names them. Throws
-/// std::invalid_argument("<who>: parameter name ...") if an eager name already contains "__"
-/// (the mapping would not be invertible).
-void copy_tensors_into(torch::jit::Module& twin, const torch::nn::Module& model, const std::string& who,
-                       const std::string& prefix = "");
-
 /// "" when `twin` holds every parameter and buffer of `model` under its scripted_name with
-/// equal values (as copy_tensors_into puts them), else the first difference: a name the twin
-/// lacks, or one whose shape or values differ (with the max abs difference). `nlpzoo zoo
-/// check` asks this of a fresh export; the export tests add that the twin's outputs match.
-std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin);
+/// equal values (as build_twin puts them; NaN where the model has NaN), else the first
+/// difference: a name the twin lacks, or one whose shape or values differ (with the max abs
+/// difference). A non-empty `prefix` names `model` as a child, as TwinSpec::hold does.
+/// `nlpzoo zoo check` asks this of a fresh export; the export tests add that the twin's
+/// outputs match.
+std::string twin_tensor_mismatch(const torch::nn::Module& model, const torch::jit::Module& twin,
+                                 const std::string& prefix = "");
 
-/// Registers plain attributes that the twin's TorchScript reads as self.<name> and that
-/// users see in Python as m.<name>.
-void add_int_attribute(torch::jit::Module& twin, const std::string& name, int64_t value);
-void add_bool_attribute(torch::jit::Module& twin, const std::string& name, bool value);
-void add_string_attribute(torch::jit::Module& twin, const std::string& name, const std::string& value);
+/// A plain attribute of a twin: its TorchScript reads it as self.<name>, Python as m.<name>.
+struct TwinAttribute {
+  std::string name;
+  c10::TypePtr type;
+  c10::IValue value;
+};
 
-/// Moves `twin` to the CPU (so the file loads on any machine) and saves it atomically
-/// (core/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes) plus
-/// "README.txt" = `readme`. Throws std::invalid_argument("<who>: ...") if `extra_files`
-/// names "README.txt" itself, before writing anything; UserError naming `out_path` if it
-/// cannot be written (missing folder, no permission, full disk), leaving any earlier file
-/// there untouched.
-void save_twin(const std::string& out_path, torch::jit::Module twin,
-               const std::map<std::string, std::string>& extra_files, const std::string& readme,
-               const std::string& who);
+/// What a family decides about its twin; build_twin and export_twin do the rest, the same way
+/// for every family.
+struct TwinSpec {
+  TwinSpec(std::string who, std::string type_name) : who(std::move(who)), type_name(std::move(type_name)) {}
+
+  std::string who;        // the scripting function, named in errors ("script_bert")
+  std::string type_name;  // the module's class name ("nlpzoo_bert")
+  /// The modules whose parameters and buffers the twin holds (copies): module "a.b" under
+  /// scripted_name("a.b"), or with a prefix "p" (a child of a larger eager module) under
+  /// scripted_name("p.a.b"), so a twin holds several modules as their eager parent names them.
+  std::vector<std::pair<const torch::nn::Module*, std::string>> modules;
+  /// Buffers no module names (the word-vector table), held as copies under these names.
+  std::vector<std::pair<std::string, torch::Tensor>> buffers;
+  std::vector<TwinAttribute> attributes;  // registered in this order, after the tensors
+  std::string source;                     // TorchScript of the methods, for Module::define
+
+  /// The twin holds `module`'s tensors (see `modules`); `module` must outlive the spec.
+  TwinSpec& hold(const torch::nn::Module& module, const std::string& prefix = "");
+  TwinSpec& add_int(const std::string& name, int64_t value);
+  TwinSpec& add_bool(const std::string& name, bool value);
+  TwinSpec& add_string(const std::string& name, const std::string& value);
+  TwinSpec& add_attribute(const std::string& name, c10::TypePtr type, c10::IValue value);
+};
+
+/// The twin `spec` describes, in eval mode: a torch::jit::Module named spec.type_name holding
+/// detached copies of the tensors (parameters as parameters, buffers as buffers, not requiring
+/// grad, on the model's device; later training of the model does not reach them), then the
+/// attributes, then the methods. Throws std::invalid_argument("<who>: parameter name ...") if
+/// an eager name already contains "__" (the mapping would not be invertible),
+/// torch::jit::ErrorReport if the source does not compile and std::logic_error if a copy
+/// differs from its original (both bugs here, not user errors).
+torch::jit::Module build_twin(const TwinSpec& spec);
+
+/// build_twin(spec), moved to the CPU (so the file loads on any machine) and saved atomically
+/// (core/io.h atomic_write) to `out_path` with `extra_files` (name -> bytes, read back with
+/// torch::jit::load's ExtraFilesMap or Python's `_extra_files`) plus "README.txt" = `readme`.
+/// The model itself is not changed. Throws std::invalid_argument("<who>: ...") if
+/// `extra_files` names "README.txt" itself, or as build_twin, before writing anything;
+/// UserError naming `out_path` if it cannot be written (missing folder, no permission, full
+/// disk), leaving any earlier file there untouched.
+void export_twin(const std::string& out_path, const TwinSpec& spec,
+                 const std::map<std::string, std::string>& extra_files, const std::string& readme,
+                 const std::string& who);
 
 /// The README.txt lines every export ends with: loading the file and its extra files from
 /// Python. `extra_files` are the names the example reads back; `example` is Python code run
@@ -60,6 +90,14 @@ void save_twin(const std::string& out_path, torch::jit::Module twin,
 std::string twin_readme_python_footer(const std::vector<std::string>& extra_files, const std::string& example);
 /// The encoder-decoder twins' footer (config.ini, spm.src.model, spm.tgt.model; translate_greedy).
 std::string twin_readme_python_footer();
+
+/// TorchScript source of an encoder-decoder twin's translate_greedy(src: [B, S] int64,
+/// max_len: int) -> [B, T] int64: greedy decoding from bos_id, each row's argmax tokens up to
+/// and including eos_id, then pad_id; T is the number of steps until every row had emitted
+/// eos_id, or max_len. `setup` (body lines, unindented) encodes src into the decoder's state,
+/// which includes the bool tensor named `mask`; `step` (one line) assigns log_probs [B, V]
+/// for the tokens `prev` at step `t` and updates that state.
+std::string twin_translate_greedy_source(const std::string& setup, const std::string& mask, const std::string& step);
 
 /// TorchScript source of the weight list aten::rnn_tanh/gru/lstm take for a recurrent stack
 /// registered under `prefix` (a models/rnn/recurrent.h Recurrent, whose LibTorch module is
@@ -75,13 +113,12 @@ std::string twin_rnn_stack_params(const std::string& prefix, int64_t num_layers,
 std::string twin_aten_rnn(CellType cell);
 
 /// What every classifier twin shares (infer/export_classifier.h, infer/export_bert.h).
-/// Registers the attributes `labels` (List[str]: class id i is labels[i]; empty for a
+/// Adds to `spec` the attributes `labels` (List[str]: class id i is labels[i]; empty for a
 /// regression model), `regression` (bool: labels is empty) and `num_classes` (int: the
 /// outputs of forward). Regression is `labels` empty with a single output. Throws
-/// std::invalid_argument("<who>: N labels for M outputs") otherwise, unless labels.size() ==
-/// num_outputs.
-void add_classifier_outputs(torch::jit::Module& twin, const std::vector<std::string>& labels, int64_t num_outputs,
-                            const std::string& who);
+/// std::invalid_argument("<spec.who>: N labels for M outputs") otherwise, unless
+/// labels.size() == num_outputs.
+void add_classifier_outputs(TwinSpec& spec, const std::vector<std::string>& labels, int64_t num_outputs);
 
 /// TorchScript source of a classifier twin's predict(<params>), calling its forward(<args>)
 /// (logits [B, C]): softmax over the classes -> probabilities [B, C] float, or for regression
