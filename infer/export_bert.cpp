@@ -22,6 +22,7 @@ twin_source::Source encode_source(const BertOptions& o) {
   shape.activation = o.activation();
   shape.pre_norm = o.pre_norm();
   shape.max_positions = o.max_positions();
+  shape.layer_norm_eps = o.layer_norm_eps();
   twin_source::Source src(shape);
   src.raw() << "def encode(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
   src.line() << "assert tokens.dim() == 2 and segments.size() == tokens.size(), "

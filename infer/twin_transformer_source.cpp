@@ -25,7 +25,7 @@ Source::Source(const LayerShape& shape) : shape_(shape), dk_(shape.d_model / sha
 
 std::string Source::layer_norm(const std::string& x, const std::string& prefix) const {
   return "torch.layer_norm(" + x + ", [" + std::to_string(shape_.d_model) + "], " + P(prefix + ".weight") + ", " +
-         P(prefix + ".bias") + ", 1e-05)";
+         P(prefix + ".bias") + ", " + lit(shape_.layer_norm_eps) + ")";
 }
 
 std::string Source::split(const std::string& x, const std::string& R, const std::string& T) const {

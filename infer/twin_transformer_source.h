@@ -32,6 +32,7 @@ struct LayerShape {
   PositionType positions = PositionType::kLearned;
   int64_t max_positions = 0;
   int64_t relative_k = 0;
+  double layer_norm_eps = 1e-5;  // ε of every LayerNorm (TransformerLayerOptions::layer_norm_eps)
 };
 
 /// The generated source of one twin, line by line. Methods' bodies use the variables the
@@ -47,7 +48,7 @@ class Source {
 
   bool relative() const { return shape_.positions == PositionType::kRelative; }
 
-  /// torch.layer_norm over d_model with <prefix>.weight/.bias and LibTorch's eps 1e-5.
+  /// torch.layer_norm over d_model with <prefix>.weight/.bias and shape.layer_norm_eps.
   std::string layer_norm(const std::string& x, const std::string& prefix) const;
 
   /// [R, T, D] -> [R, H, T, d_k], as MultiHeadAttentionImpl::split_heads.

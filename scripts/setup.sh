@@ -16,6 +16,7 @@ PACKAGES=(
   diatheke sword-text-web sword-text-kjv sword-text-sparv   # the Bible corpora
   dict-gcide wordnet-base zlib1g-dev              # the English corpus (GCIDE is dictzip: read with zlib)
   libminizip-dev                             # version-1 (zip) checkpoints: the records' CRC-32s
+  libicu-dev                                 # WordPiece (imported BERTs): Unicode categories, lower-casing, NFD
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
   python3-gensim fasttext                    # bench/embeddings.sh peers; gensim also checks embed eval (regression test)
   time bc                                    # bench/: peak RSS (GNU time) and rates

@@ -59,6 +59,32 @@ TEST(BertEmbeddings, SumOfThreeTablesThenLayerNorm) {
   EXPECT_THROW(emb(torch::ones({1, 17}, torch::kLong)), c10::Error);  // past max_positions
 }
 
+// Google's checkpoints normalise with ε = 1e-12 (layer_norm_eps): every LayerNorm of the model
+// takes it, and the default stays LibTorch's 1e-5 that our runs were trained with.
+TEST(BertOptions, LayerNormEpsReachesEveryLayerNorm) {
+  auto eps_of_every_norm = [](torch::nn::Module& model) {
+    std::vector<double> eps;
+    for (const auto& m : model.modules(/*include_self=*/false))
+      if (auto* norm = dynamic_cast<torch::nn::LayerNormImpl*>(m.get())) eps.push_back(norm->options.eps());
+    return eps;
+  };
+  BertForPreTraining google(tiny().layer_norm_eps(1e-12));
+  // embeddings, 2 per layer x 2 layers, MLM head
+  EXPECT_EQ(eps_of_every_norm(*google), std::vector<double>(6, 1e-12));
+  BertForPreTraining ours(tiny());
+  EXPECT_EQ(eps_of_every_norm(*ours), std::vector<double>(6, 1e-5));
+  BertForPreTraining pre_ln(tiny(/*pre_norm=*/true).layer_norm_eps(1e-12));  // + final_norm
+  EXPECT_EQ(eps_of_every_norm(*pre_ln), std::vector<double>(7, 1e-12));
+
+  torch::manual_seed(2);
+  BertEmbeddings emb(tiny().layer_norm_eps(1e-12));
+  emb->eval();
+  auto tokens = torch::tensor({{4, 7, 8}}, torch::kLong);
+  auto sum = emb->token->weight.index({tokens[0]}) + emb->position->weight.slice(0, 0, 3) + emb->segment->weight[0];
+  auto expected = torch::layer_norm(sum, {32}, emb->norm->weight, emb->norm->bias, 1e-12);
+  EXPECT_LE(max_abs_diff(emb(tokens)[0], expected), 1e-5);
+}
+
 // The output projection is the token embedding itself: one storage, counted once among the
 // parameters, and the MLM logits are computed only where `masked` is true.
 TEST(BertForPreTraining, MlmHeadTiedAndOnlyAtMaskedPositions) {

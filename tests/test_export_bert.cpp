@@ -44,8 +44,10 @@ constexpr int64_t kVocab = 23, kMaxPositions = 12;
 
 // A random model in eval mode; LayerNorm gains and biases perturbed so that a wrong parameter
 // in the twin would show.
-BertForPreTraining eval_model(const Variant& v, int64_t vocab_size = kVocab, int64_t max_positions = kMaxPositions) {
+BertForPreTraining eval_model(const Variant& v, int64_t vocab_size = kVocab, int64_t max_positions = kMaxPositions,
+                              double layer_norm_eps = 1e-5) {
   BertForPreTraining model(BertOptions()
+                               .layer_norm_eps(layer_norm_eps)
                                .vocab_size(vocab_size)
                                .d_model(16)
                                .num_heads(2)
@@ -115,6 +117,17 @@ TEST_P(ExportBert, TwinMatchesEagerOnPaddedBatches) {
   auto [tokens, segments] = padded_batch();
   auto short_row = run(twin, "encode", tokens.slice(0, 2, 3).slice(1, 0, 3), segments.slice(0, 2, 3).slice(1, 0, 3));
   EXPECT_LE(test::max_diff(short_row, run(twin, "encode", tokens, segments).slice(0, 2, 3).slice(1, 0, 3)), 1e-5);
+}
+
+// Google's checkpoints' ε = 1e-12: on embedding sums of variance ~1e-3 it moves outputs by
+// ~1e-3 from LibTorch's 1e-5, so a twin that kept 1e-5 would fail here.
+TEST(ExportBertEps, TwinUsesTheModelsLayerNormEps) {
+  torch::manual_seed(4);
+  auto model = eval_model(variants()[0], kVocab, kMaxPositions, /*layer_norm_eps=*/1e-12);
+  auto twin = script_bert(*model);
+  torch::NoGradGuard ng;
+  auto [tokens, segments] = padded_batch();
+  EXPECT_LE(test::max_diff(run(twin, "mlm_logits", tokens, segments), model->mlm_all(tokens, segments)), 1e-5);
 }
 
 TEST_P(ExportBert, TwinHoldsEveryParameterUnderItsMappedName) {

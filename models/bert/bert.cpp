@@ -26,7 +26,9 @@ torch::nn::Linear bert_linear(int64_t in, int64_t out) {
   return l;
 }
 
-torch::nn::LayerNorm layer_norm(int64_t d_model) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})); }
+torch::nn::LayerNorm layer_norm(int64_t d_model, double eps) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}).eps(eps));
+}
 }  // namespace
 
 BertEmbeddingsImpl::BertEmbeddingsImpl(const BertOptions& o) {
@@ -35,7 +37,7 @@ BertEmbeddingsImpl::BertEmbeddingsImpl(const BertOptions& o) {
   token = register_module("token", bert_embedding(o.vocab_size(), o.d_model(), o.pad_id()));
   position = register_module("position", bert_embedding(o.max_positions(), o.d_model()));
   segment = register_module("segment", bert_embedding(o.type_vocab_size(), o.d_model()));
-  norm = register_module("norm", layer_norm(o.d_model()));
+  norm = register_module("norm", layer_norm(o.d_model(), o.layer_norm_eps()));
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
 }
 
@@ -49,9 +51,9 @@ torch::Tensor BertEmbeddingsImpl::forward(const torch::Tensor& tokens, const tor
   return dropout(norm(x));
 }
 
-BertMlmHeadImpl::BertMlmHeadImpl(int64_t d_model, int64_t vocab_size) {
+BertMlmHeadImpl::BertMlmHeadImpl(int64_t d_model, int64_t vocab_size, double layer_norm_eps) {
   dense = register_module("dense", bert_linear(d_model, d_model));
-  norm = register_module("norm", layer_norm(d_model));
+  norm = register_module("norm", layer_norm(d_model, layer_norm_eps));
   bias = register_parameter("bias", torch::zeros({vocab_size}));
 }
 
@@ -77,7 +79,8 @@ BertModelImpl::BertModelImpl(const BertOptions& o) : options_(o) {
                    .dropout(o.dropout())
                    .attention_dropout(o.attention_dropout())
                    .activation(o.activation())
-                   .pre_norm(o.pre_norm());
+                   .pre_norm(o.pre_norm())
+                   .layer_norm_eps(o.layer_norm_eps());
   encoder = register_module("encoder", TransformerEncoder(layer, o.num_layers()));
   pooler = register_module("pooler", BertPooler(o.d_model()));
 }
@@ -88,7 +91,7 @@ torch::Tensor BertModelImpl::forward(const torch::Tensor& tokens, const torch::T
 
 BertForPreTrainingImpl::BertForPreTrainingImpl(const BertOptions& o) {
   bert = register_module("bert", BertModel(o));
-  mlm = register_module("mlm", BertMlmHead(o.d_model(), o.vocab_size()));
+  mlm = register_module("mlm", BertMlmHead(o.d_model(), o.vocab_size(), o.layer_norm_eps()));
   if (o.nsp()) nsp = register_module("nsp", bert_linear(o.d_model(), 2));
 }
 

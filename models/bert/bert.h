@@ -45,6 +45,9 @@ struct BertOptions {
   TORCH_ARG(bool, nsp) = false;
   /// Padding id: zero embedding row, never attended to.
   TORCH_ARG(int64_t, pad_id) = 0;
+  /// ε of every LayerNorm (embeddings, encoder, MLM head): LibTorch's 1e-5, which our own runs
+  /// were trained with; Google's BERT checkpoints were trained with 1e-12 (layer_norm_eps).
+  TORCH_ARG(double, layer_norm_eps) = 1e-5;
 };
 
 /// Token + learned position + segment embeddings, summed, LayerNorm, dropout (Devlin et al.
@@ -68,7 +71,7 @@ TORCH_MODULE(BertEmbeddings);
 /// embedding, passed in (one storage, so it is neither copied nor seen twice by an optimizer).
 class BertMlmHeadImpl : public torch::nn::Module {
  public:
-  BertMlmHeadImpl(int64_t d_model, int64_t vocab_size);
+  BertMlmHeadImpl(int64_t d_model, int64_t vocab_size, double layer_norm_eps = 1e-5);
   /// hidden: [N, H] float (the encoder states at the masked positions only); embedding:
   /// [vocab, H] the token embedding table. Returns logits [N, vocab] float.
   torch::Tensor forward(const torch::Tensor& hidden, const torch::Tensor& embedding);

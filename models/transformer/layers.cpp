@@ -30,8 +30,8 @@ MultiHeadAttentionOptions attention_options(const TransformerLayerOptions& o, bo
       .relative_k(self ? o.relative_k() : 0);
 }
 
-torch::nn::LayerNorm layer_norm(int64_t d_model) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
+torch::nn::LayerNorm layer_norm(const TransformerLayerOptions& o) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.d_model()}).eps(o.layer_norm_eps()));
 }
 
 // The residual + LayerNorm wrapper, in either order.
@@ -58,8 +58,8 @@ torch::Tensor PositionwiseFeedForwardImpl::forward(const torch::Tensor& x) {
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& o) : options_(o) {
   self_attn = register_module("self_attn", MultiHeadAttention(attention_options(o, /*self=*/true)));
   ffn = register_module("ffn", PositionwiseFeedForward(o.d_model(), o.ffn_dim(), o.activation()));
-  norm1 = register_module("norm1", layer_norm(o.d_model()));
-  norm2 = register_module("norm2", layer_norm(o.d_model()));
+  norm1 = register_module("norm1", layer_norm(o));
+  norm2 = register_module("norm2", layer_norm(o));
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
 }
 
@@ -74,9 +74,9 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerO
   self_attn = register_module("self_attn", MultiHeadAttention(attention_options(o, /*self=*/true)));
   cross_attn = register_module("cross_attn", MultiHeadAttention(attention_options(o, /*self=*/false)));
   ffn = register_module("ffn", PositionwiseFeedForward(o.d_model(), o.ffn_dim(), o.activation()));
-  norm1 = register_module("norm1", layer_norm(o.d_model()));
-  norm2 = register_module("norm2", layer_norm(o.d_model()));
-  norm3 = register_module("norm3", layer_norm(o.d_model()));
+  norm1 = register_module("norm1", layer_norm(o));
+  norm2 = register_module("norm2", layer_norm(o));
+  norm3 = register_module("norm3", layer_norm(o));
   dropout = register_module("dropout", torch::nn::Dropout(o.dropout()));
 }
 
@@ -120,7 +120,7 @@ TransformerEncoderImpl::TransformerEncoderImpl(const TransformerLayerOptions& o,
     typed_layers.emplace_back(o);
     layers->push_back(typed_layers.back());
   }
-  if (o.pre_norm()) final_norm = register_module("final_norm", layer_norm(o.d_model()));
+  if (o.pre_norm()) final_norm = register_module("final_norm", layer_norm(o));
 }
 
 torch::Tensor TransformerEncoderImpl::forward(const torch::Tensor& x, const torch::Tensor& allowed) {
@@ -138,7 +138,7 @@ TransformerDecoderImpl::TransformerDecoderImpl(const TransformerLayerOptions& o,
     typed_layers.emplace_back(o);
     layers->push_back(typed_layers.back());
   }
-  if (o.pre_norm()) final_norm = register_module("final_norm", layer_norm(o.d_model()));
+  if (o.pre_norm()) final_norm = register_module("final_norm", layer_norm(o));
 }
 
 DecoderLayerOutput TransformerDecoderImpl::forward(const torch::Tensor& x, const torch::Tensor& memory,

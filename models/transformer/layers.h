@@ -40,6 +40,8 @@ struct TransformerLayerOptions {
   TORCH_ARG(Activation, activation) = Activation::kRelu;
   /// LayerNorm before each sub-layer (pre-LN) instead of after the residual sum (post-LN).
   TORCH_ARG(bool, pre_norm) = false;
+  /// ε of every LayerNorm, (x - mean) / sqrt(var + ε): LibTorch's 1e-5; Google's BERT checkpoints 1e-12.
+  TORCH_ARG(double, layer_norm_eps) = 1e-5;
   /// Shaw et al. 2018 clipping distance k in the self-attention sub-layers; 0 = none. (In the
   /// decoder's causal self-attention the k rows for future distances are never used.)
   TORCH_ARG(int64_t, relative_k) = 0;
