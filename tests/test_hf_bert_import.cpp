@@ -146,7 +146,7 @@ TEST_F(HfBertFolder, PytorchModelBinIsRefusedWithTheConversion) {
   std::ofstream(out / "pytorch_model.bin") << "PK\x03\x04 not read";
   const auto message = test::user_error_of([&] { import_hf_bert(out.string()); });
   EXPECT_TRUE(contains(message, "pytorch_model.bin is a Python pickle")) << message;
-  EXPECT_TRUE(contains(message, "convert it to model.safetensors")) << message;
+  EXPECT_TRUE(contains(message, "Convert it to model.safetensors")) << message;
   EXPECT_TRUE(contains(message, "save_file(")) << message;
   fs::remove(out / "pytorch_model.bin");
   EXPECT_TRUE(contains(test::user_error_of([&] { import_hf_bert(out.string()); }), "model.safetensors: no such file"));
@@ -237,7 +237,7 @@ TEST_F(HfBertFolder, ClassifierFineTunesFromTheImport) {
   classifier->train();
   torch::optim::Adam adam(classifier->parameters(), torch::optim::AdamOptions(1e-3));
   double first = 0, last = 0;
-  for (int step = 0; step < 30; ++step) {
+  for (int step = 0; step < 80; ++step) {
     adam.zero_grad();
     auto loss = torch::cross_entropy_loss(classifier(tokens), labels);
     loss.backward();
