@@ -4,8 +4,6 @@
 // classification_task.cpp.
 #include "core/io.h"
 #include "infer/classification_metrics.h"
-#include "infer/export_bert.h"
-#include "infer/export_classifier.h"
 #include "core/statistics.h"
 #include "train/evaluation.h"
 #include "train/tasks/classification_task.h"
@@ -40,12 +38,7 @@ std::vector<std::string> ClassificationTask::export_torchscript(const std::strin
                                                                 const std::string& config_ini) {
   auto extra = artifacts();
   extra["config.ini"] = config_ini;
-  if (bert_arch_) {
-    auto& m = bert_classifier();
-    export_bert_classifier(path, *m.bert, *m.head, labels(), extra);
-  } else {
-    export_text_classifier(path, classifier(), labels(), extra);
-  }
+  model_->export_twin(path, labels(), extra);
   return {"config.ini", "labels.txt", "spm.model"};
 }
 
