@@ -9,8 +9,6 @@
 #include "core/io.h"
 #include "datasets/special_ids.h"
 #include "datasets/word_vectors.h"
-#include "infer/classification_metrics.h"
-#include "core/statistics.h"
 #include "train/checkpoint_v1.h"
 #include "train/tasks/component_schemas.h"
 #include "train/tasks/masked_lm_task.h"  // MaskedLmOptions
@@ -21,16 +19,11 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
-namespace {
-// A regression label as a number. Throws UserError naming `where` (file:line) otherwise.
-double numeric_label(const std::string& label, const std::string& where);
-}  // namespace
-
 void ClassificationOptions::bind(OptionBinder& b) {
   b.field("objective", objective,
           "classification (cross-entropy over the train split's labels) or regression (one output, squared error; "
           "numeric labels, e.g. STS-B)",
-          {"classification", "regression"});
+          objective_names());
   b.field("vocab_size", vocab_size,
           "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)", at_least(8));
   b.field("lowercase", lowercase, "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)");
@@ -85,7 +78,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus, vectors) starts.
   options_ = bind_options<ClassificationOptions>(config);
   const auto& arch = classifier_architecture(options_.arch);
-  regression_ = options_.objective == "regression";
+  objective_ = make_objective(options_.objective);
   seed_ = static_cast<uint64_t>(run_keys(config).seed);
   const TsvLayout layout = tsv_layout(config);
   pair_ = !layout.text_b.empty();
@@ -149,7 +142,8 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
   options_.vocab_size = tokenizer_->vocab_size();
   write_options(options_, config);
-  const int64_t outputs = regression_ ? 1 : static_cast<int64_t>(labels_.size());
+  objective_->set_labels(labels_);
+  const int64_t outputs = objective_->outputs();
   if (bert_layout_ && (tokenizer_->vocab_size() <= kSepId || tokenizer_->id_to_piece(kClsId) != "[CLS]" ||
                        tokenizer_->id_to_piece(kSepId) != "[SEP]"))
     throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = " + arch.name +
@@ -163,8 +157,6 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   }
   if (!vectors_path.empty()) init_from_vectors(vectors_path);
 
-  std::map<std::string, int64_t> label_ids;
-  for (size_t i = 0; i < labels_.size(); ++i) label_ids[labels_[i]] = static_cast<int64_t>(i);
   for (Split split : context.splits) {
     const auto& raw = raw_.at(split);
     if (pair_ != !raw.sentences_b.empty())  // a checkpoint's layout, files of another
@@ -173,16 +165,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     auto& tokens = tokens_[split];
     int64_t cut = 0, first_cut = 0;
     for (size_t i = 0; i < raw.sentences.size(); ++i) {
-      const std::string where = raw.path + ":" + std::to_string(raw.lines[i]);
-      if (regression_) {
-        targets_[split].push_back(numeric_label(raw.labels[i], where));
-      } else {
-        const auto id = label_ids.find(raw.labels[i]);
-        if (id == label_ids.end())
-          throw UserError(where + ": unknown label '" + raw.labels[i].substr(0, 80) + "' (the train split's labels: " +
-                          label_list(labels_) + ")");
-        gold_[split].push_back(id->second);
-      }
+      objective_->add_gold(split, raw.labels[i], raw.path + ":" + std::to_string(raw.lines[i]));
       bool was_cut = false;
       tokens.push_back(encode(raw.sentences[i], pair_ ? &raw.sentences_b[i] : nullptr, &was_cut));
       if (was_cut && cut++ == 0) first_cut = raw.lines[i];
@@ -198,7 +181,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
 
 std::vector<std::string> ClassificationTask::make_labels(const TaskContext& context) {
   std::vector<std::string> labels;
-  if (regression_) return labels;  // scores, no classes
+  if (!objective_->classes()) return labels;  // scores, no classes
   const std::string run_labels = context.run_dir + "/labels.txt";
   if (auto it = restored_.find("labels.txt"); it != restored_.end()) {
     std::istringstream in(it->second);
@@ -295,24 +278,8 @@ const LabeledText& ClassificationTask::raw_split(Split split) const {
   return loaded_split(raw_, split);
 }
 
-namespace {
-double numeric_label(const std::string& label, const std::string& where) {
-  double value = 0;
-  size_t used = 0;
-  try {
-    value = std::stod(label, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != label.size() || used == 0 || !std::isfinite(value))
-    throw UserError(where + ": label '" + label.substr(0, 80) +
-                    "' is not a finite number (objective = regression; label_column)");
-  return value;
-}
-}  // namespace
-
 const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
-  return loaded_split(gold_, split);
+  return objective_->class_ids(split);
 }
 
 const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, int64_t epoch) {
@@ -334,21 +301,14 @@ Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) 
   const auto& rows = plan(split, epoch).at(index);
   const auto& tokens = tokens_.at(split);
   std::vector<std::vector<int64_t>> sequences;
-  std::vector<int64_t> labels;
-  std::vector<float> targets;
-  for (int64_t i : rows) {
-    sequences.push_back(tokens[i]);
-    if (regression_) targets.push_back(targets_.at(split)[i]);
-    else labels.push_back(gold_.at(split)[i]);
-  }
+  for (int64_t i : rows) sequences.push_back(tokens[i]);
   Batch batch;
   batch.split = split;
   batch.index = index;
   batch.num_examples = batch.num_tokens = static_cast<int64_t>(rows.size());
   batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"rows", torch::tensor(rows, torch::kInt64)}};
   if (bert_layout_) batch.tensors["segments"] = pair_segments(batch.tensors.at("tokens"));
-  if (regression_) batch.tensors["targets"] = torch::tensor(targets, torch::kFloat32);
-  else batch.tensors["labels"] = torch::tensor(labels, torch::kInt64);
+  objective_->add_targets(batch, rows);
   return batch;
 }
 
@@ -358,51 +318,12 @@ LossOutput ClassificationTask::loss(const Batch& batch) {
                              segments != batch.tensors.end() ? segments->second : torch::Tensor());  // [B, C] (regression: C = 1)
   // Validation statistics cost nothing worth keeping during training.
   const bool statistics = !model()->is_training();
-  if (regression_) {
-    const auto prediction = logits.squeeze(-1);  // [B]
-    const auto& targets = batch.tensors.at("targets");
-    auto loss = (prediction - targets.to(prediction.dtype())).pow(2).sum();
-    LossOutput out{loss, batch.num_tokens};
-    if (statistics) {
-      // Each example's value at its row of the split: sums over batches and shards stay exact.
-      const auto n = static_cast<int64_t>(tokens_.at(batch.split).size());
-      const auto& rows = batch.tensors.at("rows");
-      const auto options = torch::TensorOptions(torch::kDouble).device(logits.device());
-      out.metric_sums["prediction"] = torch::zeros({n}, options).index_add(0, rows, prediction.detach().to(torch::kDouble));
-      out.metric_sums["target"] = torch::zeros({n}, options).index_add(0, rows, targets.to(torch::kDouble));
-    }
-    return out;
-  }
-  const auto& labels = batch.tensors.at("labels");
-  auto loss = torch::nn::functional::cross_entropy(
-      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-  LossOutput out{loss, batch.num_tokens};
-  if (statistics) {
-    const int64_t C = logits.size(-1);
-    out.metric_sums["confusion"] =
-        torch::bincount(labels * C + logits.detach().argmax(/*dim=*/-1), /*weights=*/{}, C * C).view({C, C});
-  }
-  return out;
+  return objective_->loss(logits, batch, static_cast<int64_t>(tokens_.at(batch.split).size()), statistics);
 }
 
 std::map<std::string, double> ClassificationTask::validation_metrics(const std::map<std::string, torch::Tensor>& sums,
                                                                      int64_t /*examples*/) const {
-  if (regression_) {
-    const auto values = [&](const char* name) {
-      const auto t = sums.at(name).to(torch::kDouble).contiguous();
-      return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
-    };
-    const auto prediction = values("prediction"), target = values("target");
-    if (prediction.size() < 2) return {};
-    return {{"pearson", pearson_r(prediction, target)}, {"spearman", spearman_rho(prediction, target)}};
-  }
-  const auto confusion = sums.at("confusion").to(torch::kDouble);
-  const int64_t C = confusion.size(0);
-  std::vector<std::vector<int64_t>> counts(C, std::vector<int64_t>(C));
-  for (int64_t g = 0; g < C; ++g)
-    for (int64_t p = 0; p < C; ++p) counts[g][p] = std::llround(confusion[g][p].item<double>());
-  const auto scores = scores_from_confusion(counts, labels_);
-  return {{"accuracy", scores.accuracy}, {"macro_f1", scores.macro_f1}, {"mcc", scores.mcc}};
+  return objective_->validation_metrics(sums);
 }
 
 Task::TrainingProfile ClassificationTask::training_profile() const {
@@ -410,15 +331,7 @@ Task::TrainingProfile ClassificationTask::training_profile() const {
   p.unit = "sentences";
   p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
   model_->describe(p);
-  if (regression_) {
-    p.loss_unit = "squared error/sentence";
-    p.selection_metrics = {{"pearson", Better::kHigher}, {"spearman", Better::kHigher}};
-    p.best_metric = "pearson";
-  } else {
-    p.loss_unit = "nats/sentence";
-    p.selection_metrics = {{"accuracy", Better::kHigher}, {"macro_f1", Better::kHigher}, {"mcc", Better::kHigher}};
-    p.best_metric = "accuracy";
-  }
+  objective_->describe(p);
   return p;
 }
 
@@ -467,20 +380,7 @@ std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<s
     for (int64_t i : rows) sequences.push_back(encoded[i]);
     const auto tokens = pad_sequences(sequences, kPadId);  // [B, T]
     auto logits = this->logits(tokens.to(device), bert_layout_ ? pair_segments(tokens).to(device) : torch::Tensor());  // [B, C]
-    if (regression_) {
-      const auto scores = logits.squeeze(-1).to(torch::kCPU, torch::kDouble).contiguous();  // [B]
-      for (size_t r = 0; r < rows.size(); ++r) out[rows[r]].score = scores.data_ptr<double>()[r];
-      continue;
-    }
-    auto probs = torch::softmax(logits, /*dim=*/-1).to(torch::kCPU, torch::kFloat32).contiguous();  // [B, C]
-    auto best = probs.argmax(/*dim=*/-1).contiguous();  // [B]
-    const int64_t C = probs.size(1);
-    const float* p = probs.data_ptr<float>();
-    const int64_t* b = best.data_ptr<int64_t>();
-    for (size_t r = 0; r < rows.size(); ++r) {
-      out[rows[r]].probabilities.assign(p + r * C, p + (r + 1) * C);
-      out[rows[r]].label_id = b[r];
-    }
+    objective_->predict(logits, rows, out);
   }
   model->train(was_training);
   return out;

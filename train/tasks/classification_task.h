@@ -49,6 +49,7 @@
 #include "train/task.h"
 #include "train/tasks/architectures.h"
 #include "train/tasks/batch_plans.h"
+#include "train/tasks/classification_objective.h"
 #include "train/tasks/sentence_classifier.h"
 
 namespace nlpzoo {
@@ -137,7 +138,7 @@ class ClassificationTask : public Task, public SentenceClassifier {
   const std::vector<std::string>& labels() const override { return labels_; }
 
   bool pair_input() const override { return pair_; }
-  bool regression() const { return regression_; }
+  bool regression() const { return !objective_->classes(); }
 
   /// "loss" (nats/sentence; regression: squared error/sentence), "sentences", then the
   /// predictions' "accuracy", "macro_f1" and "mcc" (infer/classification_metrics.h; details:
@@ -192,13 +193,12 @@ class ClassificationTask : public Task, public SentenceClassifier {
   std::map<std::string, std::string> restored_;
   TextNormalization normalization_;
   ClassificationOptions options_;
-  bool pair_ = false, regression_ = false, bert_layout_ = false;
+  std::shared_ptr<ClassificationObjective> objective_;
+  bool pair_ = false, bert_layout_ = false;
   mutable bool warned_cut_ = false;  // predict warns once about inputs cut to max_positions
   uint64_t seed_ = 0;
   std::map<Split, LabeledText> raw_;
   std::map<Split, std::vector<std::vector<int64_t>>> tokens_;
-  std::map<Split, std::vector<int64_t>> gold_;     // class ids (classification)
-  std::map<Split, std::vector<float>> targets_;    // gold values (regression)
   BatchPlans plans_;
 };
 
