@@ -56,36 +56,33 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
   return probs.dim() == 1 ? ids.squeeze(0) : ids;
 }
 
-std::vector<int64_t> sample_sequence(LanguageModelImpl& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
+std::vector<int64_t> sample_sequence(CausalDecoder& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
                                      const SamplingOptions& options, uint64_t seed) {
   validate(options);
   if (max_tokens < 0) throw UserError("--max-new-tokens: must be >= 0, got " + std::to_string(max_tokens));
   // The caller's training flag survives, whatever happens here.
   struct RestoreMode {
-    LanguageModelImpl& lm;
+    torch::nn::Module& module;
     bool training;
-    ~RestoreMode() { lm.train(training); }
-  } restore{lm, lm.is_training()};
-  lm.eval();
+    ~RestoreMode() { module.train(training); }
+  } restore{lm.module(), lm.module().is_training()};
+  lm.module().eval();
   torch::NoGradGuard no_grad;
   torch::Generator generator = at::detail::createCPUGenerator(seed);
-  const auto device = lm.embedding->weight.device();
-  const auto ids = torch::TensorOptions().dtype(torch::kLong).device(device);
-  const auto never = torch::tensor({kPadId, kBosId}, ids);
+  std::vector<int64_t> drawn;
+  if (max_tokens == 0) return drawn;
 
   std::vector<int64_t> primer{kEosId};
   primer.insert(primer.end(), prompt.begin(), prompt.end());
-  auto input = torch::tensor(primer, ids).view({1, -1});  // [1, T]
-  RecurrentState state;
-  std::vector<int64_t> drawn;
-  for (int64_t t = 0; t < max_tokens; ++t) {
-    auto [logits, next] = lm.forward(input, state);  // [1, T, V]
-    state = next;
-    const auto last = logits[0][-1].index_fill(0, never, -std::numeric_limits<float>::infinity());  // [V]
+  auto next = lm.begin(primer);
+  for (int64_t t = 0;; ++t) {
+    const auto never = torch::tensor({kPadId, kBosId}, torch::TensorOptions(torch::kLong).device(next.logits.device()));
+    const auto last = next.logits.index_fill(0, never, -std::numeric_limits<float>::infinity());  // [V]
     const int64_t id = sample_next(last, options, generator).item<int64_t>();
     if (id == kEosId) break;
     drawn.push_back(id);
-    input = torch::full({1, 1}, id, ids);
+    if (t + 1 == max_tokens) break;
+    next = lm.step(next.state, id);
   }
   return drawn;
 }

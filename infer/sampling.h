@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/rnn/language_model.h"
+#include "models/causal_decoder.h"
 
 namespace nlpzoo {
 
@@ -47,15 +47,15 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& op
 
 /// Samples a continuation of `prompt` from a language model. As in training, where the stream
 /// is `pieces(line1) EOS pieces(line2) EOS ...`, a text begins after an EOS: the model reads
-/// EOS + prompt (one forward pass, state from zeros), then draws one token at a time, feeding
-/// each back with the carried RecurrentState, until it draws EOS or has drawn `max_tokens`.
+/// EOS + prompt (CausalDecoder::begin), then draws one token at a time, feeding each back
+/// (CausalDecoder::step), until it draws EOS or has drawn `max_tokens`.
 /// PAD and BOS never occur in the training stream, so they are never drawn (their logits are
 /// set to -inf, as search does).
 /// prompt: SentencePiece ids (without EOS). Returns the drawn ids, without the final EOS.
 /// The model runs on its own device, in eval mode (dropout off; its training flag is restored
 /// afterwards), without gradients. The same seed, options and model give the same tokens.
 /// Throws UserError for invalid options or max_tokens < 0 (naming --max-new-tokens).
-std::vector<int64_t> sample_sequence(LanguageModelImpl& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
+std::vector<int64_t> sample_sequence(CausalDecoder& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
                                      const SamplingOptions& options, uint64_t seed);
 
 }  // namespace nlpzoo

@@ -96,7 +96,7 @@ json translation_outputs(TranslationModel& tm) {
 
 json language_model_outputs(TextGenerator& generator) {
   torch::NoGradGuard no_grad;
-  auto& lm = generator.language_model();
+  auto& lm = generator.causal_decoder();
   const auto& tokenizer = generator.tokenizer();
   json out;
   // As in training, each line is read after an EOS and ends with one.
@@ -106,8 +106,8 @@ json language_model_outputs(TextGenerator& generator) {
     std::vector<int64_t> inputs = {kEosId};
     inputs.insert(inputs.end(), ids.begin(), ids.end());
     ids.push_back(kEosId);
-    auto [logits, state] = lm.forward(torch::tensor(inputs, torch::kLong).unsqueeze(0));  // [1, T, V]
-    const auto log_probs = torch::log_softmax(logits[0].to(torch::kDouble), -1)  // [T, V]
+    const auto logits = lm.sequence_logits(inputs);  // [T, V]
+    const auto log_probs = torch::log_softmax(logits.to(torch::kCPU, torch::kDouble), -1)  // [T, V]
                                .gather(1, torch::tensor(ids, torch::kLong).unsqueeze(1))
                                .squeeze(1);
     out["log_probs"].push_back(numbers(log_probs));

@@ -364,6 +364,52 @@ void count_print(const std::string&) { ++g_printed; }
 // A crafted file carrying TorchScript code (a __setstate__ that prints, as torch::jit::load
 // shows by running it) runs none of it: loading refuses it, naming the method. The same file
 // under any name goes through this path, since nothing else reads a zip.
+// Fine-tuning's partial load: a prefix of another model's parameters, by name, shapes checked
+// in full before anything is copied.
+TEST(PartialLoad, CopiesThePrefixByNameAndReportsWhatStaysFresh) {
+  struct Net : torch::nn::Module {
+    Net(int64_t in, int64_t out) {
+      encoder = register_module("encoder", torch::nn::Linear(in, 3));
+      pooler = register_module("pooler", torch::nn::Linear(3, 3));
+      head = register_module("head", torch::nn::Linear(3, out));
+    }
+    torch::nn::Linear encoder{nullptr}, pooler{nullptr}, head{nullptr};
+  };
+  torch::manual_seed(3);
+  Net source(4, 2), target(4, 5);
+  std::map<std::string, torch::Tensor> tensors;
+  for (const auto& p : source.named_parameters()) tensors[p.key()] = p.value().detach();
+  const auto head_before = target.head->weight.clone();
+  const auto pooler_before = target.pooler->weight.clone();
+
+  const auto report = load_parameters_with_prefix(target, tensors, "", "run/checkpoint_last.pt", "the model", "init_from",
+                                                  [](const std::string& name) {
+                                                    return name.rfind("pooler.", 0) == 0 || name.rfind("head.", 0) == 0;
+                                                  });
+  EXPECT_EQ(report.loaded, (std::vector<std::string>{"encoder.weight", "encoder.bias"}));
+  EXPECT_EQ(report.loaded_values, 4 * 3 + 3);
+  EXPECT_EQ(report.fresh, (std::vector<std::string>{"pooler.weight", "pooler.bias", "head.weight", "head.bias"}));
+  EXPECT_EQ(report.fresh_values, 3 * 3 + 3 + 3 * 5 + 5);
+  EXPECT_TRUE(torch::equal(target.encoder->weight, source.encoder->weight));
+  EXPECT_TRUE(torch::equal(target.pooler->weight, pooler_before));
+  EXPECT_TRUE(torch::equal(target.head->weight, head_before));
+
+  // The prefix alone chooses too; a shape that differs stops the load before any copy.
+  Net other(4, 5);
+  const auto encoder_before = other.encoder->weight.clone();
+  EXPECT_EQ(test::user_error_of([&] {
+              load_parameters_with_prefix(other, tensors, "", "run/checkpoint_last.pt", "the model", "init_from");
+            }),
+            "run/checkpoint_last.pt: tensor 'head.weight' has shape [2, 3] but the model's is [5, 3] (init_from)");
+  EXPECT_TRUE(torch::equal(other.encoder->weight, encoder_before));
+  tensors.erase("pooler.bias");
+  EXPECT_EQ(test::user_error_of([&] {
+              load_parameters_with_prefix(other, tensors, "pooler.", "run/checkpoint_last.pt", "the model", "init_from");
+            }),
+            "run/checkpoint_last.pt: has no tensor 'pooler.bias' for the model (init_from)");
+  EXPECT_EQ(load_parameters_with_prefix(other, tensors, "encoder.", "r", "the model", "init_from").loaded.size(), 2u);
+}
+
 TEST_F(CheckpointFile, CraftedTorchScriptRunsNothing) {
   torch::jit::Module crafted("Crafted");
   crafted.register_attribute("format", c10::TensorType::get(), torch::tensor({1}));

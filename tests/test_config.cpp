@@ -90,10 +90,10 @@ TEST(ConfigSchema, TaskOwnSchemaHoldsNoTrainerKey) {
 TEST(ComponentConfig, ReadersCheckEveryKeyOnce) {
   const auto schema = task_schema("translation");
   const auto t = transformer_config(resolved(schema, {"--positions", "relative", "--relative_k", "3"}));
-  EXPECT_EQ(t.layer.d_model(), 256);
-  EXPECT_EQ(t.layer.num_heads(), 4);
-  EXPECT_EQ(t.layer.relative_k(), 3);
-  EXPECT_EQ(transformer_config(resolved(schema, {"--relative_k", "3"})).layer.relative_k(), 0);  // sinusoidal
+  EXPECT_EQ(t.layer().d_model(), 256);
+  EXPECT_EQ(t.layer().num_heads(), 4);
+  EXPECT_EQ(t.layer().relative_k(), 3);
+  EXPECT_EQ(transformer_config(resolved(schema, {"--relative_k", "3"})).layer().relative_k(), 0);  // sinusoidal
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--d_model", "0"}, "config key 'd_model': must be positive, got 0"},
       {{"--num_heads", "3"}, "config key 'num_heads': must divide d_model (256), got 3"},

@@ -246,6 +246,62 @@ TEST(Sampling, GreedySequenceEqualsFullPassesWithoutCarriedState) {
   }
 }
 
+// A decoder whose next-token scores depend only on how many tokens it has read (row n of a
+// fixed table), and which records what it was given: sampling must need nothing else.
+class TableDecoder : public CausalDecoder {
+ public:
+  explicit TableDecoder(torch::Tensor table) : table_(std::move(table)) {}  // [N, V]
+  CausalStep begin(const std::vector<int64_t>& tokens) override {
+    read.insert(read.end(), tokens.begin(), tokens.end());
+    return after(static_cast<int64_t>(tokens.size()));
+  }
+  CausalStep step(const CausalState& state, int64_t token) override {
+    read.push_back(token);
+    return after(state.tensors.at("n").item<int64_t>() + 1);
+  }
+  torch::Tensor sequence_logits(const std::vector<int64_t>& tokens) override {
+    return table_.slice(0, 1, static_cast<int64_t>(tokens.size()) + 1);
+  }
+  int64_t vocab_size() const override { return table_.size(1); }
+  torch::nn::Module& module() override { return module_; }
+  std::vector<int64_t> read;
+
+ private:
+  CausalStep after(int64_t n) {
+    CausalStep s;
+    s.logits = table_[n];
+    s.state.tensors["n"] = torch::tensor(n);
+    return s;
+  }
+  torch::Tensor table_;
+  torch::nn::Module module_;
+};
+
+TEST(Sampling, AnyCausalDecoderIsSampledThroughTheInterface) {
+  constexpr int64_t V = 9;
+  // Row n: the scores after n tokens. The primer is EOS + prompt (2 tokens), so rows 2.. decide.
+  auto table = torch::zeros({8, V});
+  table[2][6] = 5;
+  table[3][7] = 5;
+  table[4][kPadId] = 9;  // never drawn: the next best is
+  table[4][4] = 5;
+  table[5][kEosId] = 5;
+  SamplingOptions greedy;
+  greedy.temperature = 0;
+  TableDecoder decoder(table);
+  EXPECT_EQ(sample_sequence(decoder, {5}, 10, greedy, 0), (std::vector<int64_t>{6, 7, 4}));
+  EXPECT_EQ(decoder.read, (std::vector<int64_t>{kEosId, 5, 6, 7, 4}));
+  // The last drawn token is not read: nothing scores past max_tokens.
+  TableDecoder two(table);
+  EXPECT_EQ(sample_sequence(two, {5}, 2, greedy, 0), (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(two.read, (std::vector<int64_t>{kEosId, 5, 6}));
+  // top-k = 1 draws the argmax whatever the seed.
+  SamplingOptions one;
+  one.top_k = 1;
+  TableDecoder sampled(table);
+  EXPECT_EQ(sample_sequence(sampled, {5}, 10, one, 123), (std::vector<int64_t>{6, 7, 4}));
+}
+
 TEST(Sampling, SequenceStopsAtEosAndNeverDrawsPadOrBos) {
   torch::manual_seed(32);
   LanguageModel lm(small_lm(CellType::kLstm, true));

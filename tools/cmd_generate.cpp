@@ -79,7 +79,7 @@ int run_generate(const std::vector<std::string>& args) {
   const std::string prompt_text = tokenizer.decode(prompt_ids);
   for (int64_t i = 0; i < num_samples; ++i) {
     auto ids = prompt_ids;
-    const auto drawn = sample_sequence(task.language_model(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
+    const auto drawn = sample_sequence(task.causal_decoder(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
     ids.insert(ids.end(), drawn.begin(), drawn.end());
     // Decoding prompt and continuation together gets the space between them right; the
     // prompt itself is printed as the user wrote it, not as SentencePiece normalised it.

@@ -399,4 +399,33 @@ bool upgrade_checkpoint(const std::string& path) {
   return true;
 }
 
+PartialLoadReport load_parameters_with_prefix(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& source,
+                                              const std::string& prefix, const std::string& origin,
+                                              const std::string& target, const std::string& reason,
+                                              const std::function<bool(const std::string&)>& hold_back) {
+  // Checked in full first, so that a mismatch leaves the model as it was.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;  // (parameter, source tensor)
+  PartialLoadReport report;
+  for (auto& p : model.named_parameters()) {
+    const auto& name = p.key();
+    if (name.rfind(prefix, 0) != 0 || (hold_back && hold_back(name))) {
+      report.fresh.push_back(name);
+      report.fresh_values += p.value().numel();
+      continue;
+    }
+    const auto it = source.find(name);
+    if (it == source.end())
+      throw UserError(origin + ": has no tensor '" + name + "' for " + target + " (" + reason + ")");
+    if (it->second.sizes() != p.value().sizes())
+      throw UserError(origin + ": tensor '" + name + "' has shape " + c10::str(it->second.sizes()) + " but " + target +
+                      "'s is " + c10::str(p.value().sizes()) + " (" + reason + ")");
+    copies.emplace_back(p.value(), it->second);
+    report.loaded.push_back(name);
+    report.loaded_values += p.value().numel();
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& [parameter, tensor] : copies) parameter.copy_(tensor);
+  return report;
+}
+
 }  // namespace nlpzoo

@@ -18,6 +18,7 @@
 // with a warning on stderr; see train/checkpoint_v1.h.
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -82,5 +83,24 @@ void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, 
 /// and artifact as it was). Returns false, changing nothing, when `path` already is version 2.
 /// Throws UserError naming `path` as the loaders do.
 bool upgrade_checkpoint(const std::string& path);
+
+/// What load_parameters_with_prefix did, by parameter name.
+struct PartialLoadReport {
+  std::vector<std::string> loaded;  // copied from the source
+  int64_t loaded_values = 0;
+  std::vector<std::string> fresh;   // left as they were (outside the prefix, or held back)
+  int64_t fresh_values = 0;
+};
+
+/// Starts part of a model from another run (fine-tuning a pre-trained encoder): every parameter
+/// of `model` whose name starts with `prefix`, unless `hold_back` says so, gets a copy of the
+/// tensor of the same name in `source` (e.g. another model's named_parameters()); every other
+/// parameter stays as it is. Throws UserError, before anything is copied, when `source` lacks
+/// one of them ("<origin>: has no tensor 'N' for <target> (<reason>)") or its shape differs
+/// ("<origin>: tensor 'N' has shape [..] but <target>'s is [..] (<reason>)").
+PartialLoadReport load_parameters_with_prefix(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& source,
+                                              const std::string& prefix, const std::string& origin,
+                                              const std::string& target, const std::string& reason,
+                                              const std::function<bool(const std::string&)>& hold_back = {});
 
 }  // namespace nlpzoo

@@ -6,10 +6,6 @@
 
 namespace nlpzoo {
 
-namespace {
-constexpr EnumNames<Pooling, 3> kPoolingNames = {{{Pooling::kLast, "last"}, {Pooling::kMax, "max"}, {Pooling::kMean, "mean"}}};
-}  // namespace
-
 Pooling parse_pooling(const std::string& name) { return parse_enum(name, kPoolingNames, "pooling"); }
 
 std::string to_string(Pooling pooling) { return enum_name(pooling, kPoolingNames); }

@@ -3,6 +3,8 @@
 // positions only, so a sentence gets the same vector alone or padded in a batch.
 #include <torch/torch.h>
 
+#include "core/enum_names.h"
+
 #include <string>
 
 namespace nlpzoo {
@@ -10,6 +12,8 @@ namespace nlpzoo {
 /// last: the final recurrent state (see top_layer_final_state); max: element-wise maximum
 /// over positions (Collobert et al. 2011; Conneau et al. 2017's InferSent); mean: average.
 enum class Pooling { kLast, kMax, kMean };
+/// The names configs use (core/enum_names.h).
+inline constexpr EnumNames<Pooling, 3> kPoolingNames = {{{Pooling::kLast, "last"}, {Pooling::kMax, "max"}, {Pooling::kMean, "mean"}}};
 
 /// Parses "last" | "max" | "mean". Throws std::invalid_argument naming the bad value.
 Pooling parse_pooling(const std::string& name);

@@ -30,6 +30,37 @@ std::tuple<torch::Tensor, RecurrentState> LanguageModelImpl::forward(const torch
   return {project(dropout_->forward(h)), next};
 }
 
+namespace {
+CausalStep last_step(const torch::Tensor& logits, const RecurrentState& next) {
+  CausalStep out;
+  out.logits = logits[0][-1];  // [V]
+  out.state.tensors["h"] = next.h;
+  if (next.c.defined()) out.state.tensors["c"] = next.c;
+  return out;
+}
+}  // namespace
+
+CausalStep LanguageModelImpl::begin(const std::vector<int64_t>& tokens) {
+  TORCH_CHECK(!tokens.empty(), "CausalDecoder::begin needs at least one token");
+  const auto input = torch::tensor(tokens, torch::TensorOptions(torch::kLong).device(embedding->weight.device()));
+  auto [logits, next] = forward(input.view({1, -1}));  // [1, T, V]
+  return last_step(logits, next);
+}
+
+CausalStep LanguageModelImpl::step(const CausalState& state, int64_t token) {
+  RecurrentState carried;
+  carried.h = state.tensors.at("h");
+  if (const auto c = state.tensors.find("c"); c != state.tensors.end()) carried.c = c->second;
+  const auto input = torch::full({1, 1}, token, torch::TensorOptions(torch::kLong).device(embedding->weight.device()));
+  auto [logits, next] = forward(input, carried);  // [1, 1, V]
+  return last_step(logits, next);
+}
+
+torch::Tensor LanguageModelImpl::sequence_logits(const std::vector<int64_t>& tokens) {
+  const auto input = torch::tensor(tokens, torch::TensorOptions(torch::kLong).device(embedding->weight.device()));
+  return std::get<0>(forward(input.view({1, -1})))[0];  // [T, V]
+}
+
 torch::Tensor LanguageModelImpl::project(const torch::Tensor& h) {
   return output ? nlpzoo::linear(h, output) : nlpzoo::linear(h, embedding->weight, output_bias);
 }

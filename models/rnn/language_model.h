@@ -6,6 +6,7 @@
 // embed_dim == hidden_size.
 #include <torch/torch.h>
 
+#include "models/causal_decoder.h"
 #include "models/rnn/recurrent.h"
 
 namespace nlpzoo {
@@ -27,7 +28,7 @@ struct LanguageModelOptions {
   TORCH_ARG(int64_t, pad_id) = 0;
 };
 
-class LanguageModelImpl : public torch::nn::Module {
+class LanguageModelImpl : public torch::nn::Module, public CausalDecoder {
  public:
   /// Throws std::invalid_argument if tie_embeddings is set and embed_dim != hidden_size.
   explicit LanguageModelImpl(const LanguageModelOptions& options);
@@ -38,6 +39,14 @@ class LanguageModelImpl : public torch::nn::Module {
   std::tuple<torch::Tensor, RecurrentState> forward(const torch::Tensor& tokens, const RecurrentState& state = {});
 
   const LanguageModelOptions& options() const { return options_; }
+
+  /// CausalDecoder: the state is the recurrent state after the tokens read ("h", and "c" for
+  /// an LSTM: [num_layers, 1, hidden_size]); a step is a forward pass of one token.
+  CausalStep begin(const std::vector<int64_t>& tokens) override;
+  CausalStep step(const CausalState& state, int64_t token) override;
+  torch::Tensor sequence_logits(const std::vector<int64_t>& tokens) override;
+  int64_t vocab_size() const override { return options_.vocab_size(); }
+  torch::nn::Module& module() override { return *this; }
 
   /// The output layer's logits for top-layer states h: [..., hidden_size] -> [..., vocab_size].
   torch::Tensor project(const torch::Tensor& h);

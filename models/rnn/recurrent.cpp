@@ -9,10 +9,6 @@ namespace nlpzoo {
 
 namespace rnn_utils = torch::nn::utils::rnn;
 
-namespace {
-constexpr EnumNames<CellType, 3> kCellNames = {{{CellType::kRnn, "rnn"}, {CellType::kGru, "gru"}, {CellType::kLstm, "lstm"}}};
-}  // namespace
-
 CellType parse_cell_type(const std::string& name) { return parse_enum(name, kCellNames, "cell type"); }
 
 std::string to_string(CellType cell) { return enum_name(cell, kCellNames); }

@@ -5,11 +5,15 @@
 // nlpzoo::linear's matrix-vector products (models/linear.h says why).
 #include <torch/torch.h>
 
+#include "core/enum_names.h"
+
 #include <string>
 
 namespace nlpzoo {
 
 enum class CellType { kRnn, kGru, kLstm };
+/// The names configs use (core/enum_names.h).
+inline constexpr EnumNames<CellType, 3> kCellNames = {{{CellType::kRnn, "rnn"}, {CellType::kGru, "gru"}, {CellType::kLstm, "lstm"}}};
 
 /// Parses "rnn" | "gru" | "lstm". Throws std::invalid_argument naming the bad value.
 CellType parse_cell_type(const std::string& name);

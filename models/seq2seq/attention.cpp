@@ -8,10 +8,6 @@
 
 namespace nlpzoo {
 
-namespace {
-constexpr EnumNames<AttentionType, 4> kAttentionNames = {{{AttentionType::kNone, "none"}, {AttentionType::kAdditive, "additive"}, {AttentionType::kDot, "dot"}, {AttentionType::kGeneral, "general"}}};
-}  // namespace
-
 AttentionType parse_attention_type(const std::string& name) { return parse_enum(name, kAttentionNames, "attention"); }
 
 std::string to_string(AttentionType type) { return enum_name(type, kAttentionNames); }

@@ -8,12 +8,16 @@
 // only on the encoder, computed once per sentence and reused at every decoder step.
 #include <torch/torch.h>
 
+#include "core/enum_names.h"
+
 #include <memory>
 #include <string>
 
 namespace nlpzoo {
 
 enum class AttentionType { kNone, kAdditive, kDot, kGeneral };
+/// The names configs use (core/enum_names.h).
+inline constexpr EnumNames<AttentionType, 4> kAttentionNames = {{{AttentionType::kNone, "none"}, {AttentionType::kAdditive, "additive"}, {AttentionType::kDot, "dot"}, {AttentionType::kGeneral, "general"}}};
 
 /// Parses "none" | "additive" | "dot" | "general"; throws std::invalid_argument otherwise.
 AttentionType parse_attention_type(const std::string& name);

@@ -7,10 +7,6 @@
 
 namespace nlpzoo {
 
-namespace {
-constexpr EnumNames<Activation, 2> kActivationNames = {{{Activation::kRelu, "relu"}, {Activation::kGelu, "gelu"}}};
-}  // namespace
-
 Activation parse_activation(const std::string& name) { return parse_enum(name, kActivationNames, "activation"); }
 
 std::string to_string(Activation activation) { return enum_name(activation, kActivationNames); }

@@ -10,6 +10,8 @@
 // own token + segment + position embeddings) is the same module.
 #include <torch/torch.h>
 
+#include "core/enum_names.h"
+
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@
 namespace nlpzoo {
 
 enum class Activation { kRelu, kGelu };
+/// The names configs use (core/enum_names.h).
+inline constexpr EnumNames<Activation, 2> kActivationNames = {{{Activation::kRelu, "relu"}, {Activation::kGelu, "gelu"}}};
 
 /// Parses "relu" | "gelu". Throws std::invalid_argument otherwise.
 Activation parse_activation(const std::string& name);

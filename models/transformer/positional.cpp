@@ -7,10 +7,6 @@
 
 namespace nlpzoo {
 
-namespace {
-constexpr EnumNames<PositionType, 3> kPositionNames = {{{PositionType::kSinusoidal, "sinusoidal"}, {PositionType::kLearned, "learned"}, {PositionType::kRelative, "relative"}}};
-}  // namespace
-
 PositionType parse_position_type(const std::string& name) { return parse_enum(name, kPositionNames, "positions"); }
 
 std::string to_string(PositionType type) { return enum_name(type, kPositionNames); }

@@ -8,11 +8,15 @@
 // The absolute encodings are added to the scaled token embeddings.
 #include <torch/torch.h>
 
+#include "core/enum_names.h"
+
 #include <string>
 
 namespace nlpzoo {
 
 enum class PositionType { kSinusoidal, kLearned, kRelative };
+/// The names configs use (core/enum_names.h).
+inline constexpr EnumNames<PositionType, 3> kPositionNames = {{{PositionType::kSinusoidal, "sinusoidal"}, {PositionType::kLearned, "learned"}, {PositionType::kRelative, "relative"}}};
 
 /// Parses "sinusoidal" | "learned" | "relative". Throws std::invalid_argument otherwise.
 PositionType parse_position_type(const std::string& name);

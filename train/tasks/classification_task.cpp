@@ -9,13 +9,9 @@
 #include "core/io.h"
 #include "datasets/special_ids.h"
 #include "datasets/word_vectors.h"
-#include "infer/classification_metrics.h"
-#include "core/statistics.h"
-#include "models/classifier/average_embedding.h"
-#include "models/classifier/rnn_classifier.h"
 #include "train/checkpoint_v1.h"
 #include "train/tasks/component_schemas.h"
-#include "train/tasks/masked_lm_task.h"  // bert_options, parameters_without_weight_decay
+#include "train/tasks/masked_lm_task.h"  // MaskedLmOptions
 #include "train/tasks/registry.h"        // load_run
 #include "train/tasks/run_tokenizer.h"
 
@@ -23,70 +19,55 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
-namespace {
-// A regression label as a number. Throws UserError naming `where` (file:line) otherwise.
-double numeric_label(const std::string& label, const std::string& where);
-}  // namespace
+void ClassificationOptions::bind(OptionBinder& b) {
+  b.field("objective", objective,
+          "classification (cross-entropy over the train split's labels) or regression (one output, squared error; "
+          "numeric labels, e.g. STS-B)",
+          objective_names());
+  b.field("vocab_size", vocab_size,
+          "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)", at_least(8));
+  b.field("lowercase", lowercase, "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)");
+  b.field("split_punctuation", split_punctuation,
+          "split punctuation and clitics ('s, n't) from words, as SST-2's Penn-Treebank tokenization does, before "
+          "tokenizing");
+  b.field("normalize_words", normalize_words,
+          "read text as `nlpzoo data english` writes its corpus: split clitics joined back (\"does n't\" -> "
+          "\"doesn't\"), lowercase words, punctuation dropped (overrides lowercase and split_punctuation). auto = as "
+          "the init_from masked_lm run read its corpus (its normalize_words), else false",
+          {"auto", "true", "false"});
+  b.field("max_positions", max_positions,
+          "longest input in pieces (a pair: A <eos> B; bert: [CLS] A [SEP] B [SEP], and the position table's rows); "
+          "longer ones are cut, the longer side of a pair first, with a warning",
+          positive());
+  b.field("arch", arch,
+          "model: avg_emb (mean of the word embeddings -> linear), rnn (recurrent encoder, keys cell..pooling, -> "
+          "linear) or bert (BERT encoder, masked_lm's size keys, pooled [CLS] -> linear)",
+          architecture_names(classifier_architectures()));
+  b.field("init_from", init_from,
+          "bert: a pre-trained masked_lm run folder whose tokenizer and encoder weights (bert.*) start the model, and "
+          "whose size keys it takes (\"\" = random init)");
+  b.field("pretrained_vectors", pretrained_vectors,
+          "word2vec text or binary file whose vectors initialise the embedding rows of matching pieces when a run "
+          "starts (\"\" = random init)");
+  b.field("freeze_embeddings", freeze_embeddings, "keep the embeddings fixed (not trained)");
+  b.field("max_tokens", max_tokens, "tokens per batch, padding included", positive());
+  b.field("max_sentences", max_sentences, "sentences per batch at most (0 = no limit)", at_least(0));
+}
 
 ConfigSchema classification_schema() {
-  ConfigSchema s;
-  s.add("objective", "classification", "classification (cross-entropy over the train split's labels) or "
-                                         "regression (one output, squared error; numeric labels, e.g. STS-B)",
-         {"classification", "regression"})
-      .add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer reaches)")
-      .merge(tsv_layout_schema())
-      .merge(tokenizer_schema())
-      .add("lowercase", "true", "lowercase (ASCII) every sentence before tokenizing (SST-2 is lowercased)")
-      .add("split_punctuation", "true", "split punctuation and clitics ('s, n't) from words, as SST-2's "
-                                        "Penn-Treebank tokenization does, before tokenizing")
-      .add("normalize_words", "auto", "read text as `nlpzoo data english` writes its corpus: split clitics joined "
-                                      "back (\"does n't\" -> \"doesn't\"), lowercase words, punctuation dropped "
-                                      "(overrides lowercase and split_punctuation). auto = as the init_from masked_lm "
-                                      "run read its corpus (its normalize_words), else false",
-           {"auto", "true", "false"})
-      .add("max_positions", "256", "longest input in pieces (a pair: A <eos> B; bert: [CLS] A [SEP] B [SEP], and the "
-                                   "position table's rows); longer ones are cut, the longer side of a pair first, "
-                                   "with a warning")
-      .add("arch", "rnn", "model: avg_emb (mean of the word embeddings -> linear), rnn (recurrent encoder, keys "
-                          "cell..pooling, -> linear) or bert (BERT encoder, masked_lm's size keys, pooled [CLS] -> linear)",
-           {"avg_emb", "rnn", "bert"})
-      .add("init_from", "", "bert: a pre-trained masked_lm run folder whose tokenizer and encoder weights (bert.*) start "
-                            "the model, and whose size keys it takes (\"\" = random init)")
-      .merge(rnn_schema())
-      .merge(transformer_schema())
-      .set_default("activation", "gelu", "bert: feed-forward activation")
+  ConfigSchema s = schema_of<ClassificationOptions>();
+  s.merge(tsv_layout_schema()).merge(tokenizer_schema());
+  add_architecture_keys(s, classifier_architectures());
+  s.set_default("activation", "gelu", "bert: feed-forward activation")
       .set_default("positions", "learned", "bert: learned absolute positions (the only kind BERT takes)")
       .set_default("attention_dropout", "0.1", "bert: dropout on attention weights")
-      .add("type_vocab_size", "2", "bert: segment (token type) embeddings")
+      .set_default("type_vocab_size", "2", "bert: segment (token type) embeddings")
       .set_default("embed_dim", "128", "token embedding size (= the dimension of pretrained_vectors, if given)")
       .set_default("hidden_size", "128", "rnn: state size per direction")
       .set_default("dropout", "0.3", "dropout before the output layer (rnn: also on embeddings and between layers; "
                                      "bert: also on the embeddings and every sub-layer)")
-      .set_default("num_layers", "1", "rnn: stacked recurrent layers; bert: encoder layers")
-      .add("bidirectional", "true", "rnn: read the sentence in both directions")
-      .add("pooling", "last", "rnn: sentence vector = final states (last), or max or mean over positions",
-           {"last", "max", "mean"})
-      .add("pretrained_vectors", "", "word2vec text or binary file whose vectors initialise the embedding rows "
-                                     "of matching pieces when a run starts (\"\" = random init)")
-      .add("freeze_embeddings", "false", "keep the embeddings fixed (not trained)")
-      .add("max_tokens", "2000", "tokens per batch, padding included")
-      .add("max_sentences", "64", "sentences per batch at most (0 = no limit)");
+      .set_default("num_layers", "1", "rnn: stacked recurrent layers; bert: encoder layers");
   return s;
-}
-
-ClassifierOptions classifier_options(const Config& c, int64_t num_classes) {
-  const RnnConfig rnn = rnn_config(c);
-  ClassifierOptions o(c.get_int("vocab_size"), num_classes);
-  o.embed_dim(rnn.embed_dim)
-      .pad_id(kPadId)
-      .dropout(rnn.dropout)
-      .freeze_embeddings(c.get_bool("freeze_embeddings"))
-      .cell(rnn.cell)
-      .hidden_size(rnn.hidden_size)
-      .num_layers(rnn.num_layers)
-      .bidirectional(c.get_bool("bidirectional"))
-      .pooling(parse_pooling(c.get("pooling")));
-  return o;
 }
 
 std::string ClassificationTask::split_path(const std::string& data_dir, Split split) {
@@ -95,27 +76,27 @@ std::string ClassificationTask::split_path(const std::string& data_dir, Split sp
 
 void ClassificationTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus, vectors) starts.
-  classifier_options(config, /*num_classes=*/2);
-  max_positions_ = config_int_at_least(config, "max_positions");
-  regression_ = config.get("objective") == "regression";
-  max_tokens_ = config_int_at_least(config, "max_tokens");
-  max_sentences_ = config_int_at_least(config, "max_sentences", 0);
-  config_int_at_least(config, "vocab_size", 8);
-  seed_ = static_cast<uint64_t>(config.get_int("seed"));
+  options_ = bind_options<ClassificationOptions>(config);
+  const auto& arch = classifier_architecture(options_.arch);
+  objective_ = make_objective(options_.objective);
+  seed_ = static_cast<uint64_t>(run_keys(config).seed);
   const TsvLayout layout = tsv_layout(config);
   pair_ = !layout.text_b.empty();
-  bert_arch_ = config.get("arch") == "bert";
+  bert_layout_ = arch.layout == InputLayout::kBert;
   // Vectors and init_from initialise a new run only; a resumed or loaded run has its trained weights.
   const bool fresh = !context.resume && restored_.empty();
-  const std::string vectors_path = fresh ? config.get("pretrained_vectors") : "";
-  const std::string init_from = config.get("init_from");
+  const std::string vectors_path = fresh ? options_.pretrained_vectors : "";
+  const std::string& init_from = options_.init_from;
   std::optional<PretrainedEncoder> pretrained;
-  if (bert_arch_) {
-    if (!config.get("pretrained_vectors").empty())
-      throw UserError("config key 'pretrained_vectors': arch = bert takes no word vectors (init_from loads a "
-                      "pre-trained encoder); leave it empty");
-    if (config.get_bool("freeze_embeddings"))
-      throw UserError("config key 'freeze_embeddings': arch = bert fine-tunes every weight; set it to false");
+  if (!arch.word_vectors) {
+    if (!options_.pretrained_vectors.empty())
+      throw UserError("config key 'pretrained_vectors': arch = " + arch.name + " takes no word vectors (init_from "
+                      "loads a pre-trained encoder); leave it empty");
+    if (options_.freeze_embeddings)
+      throw UserError("config key 'freeze_embeddings': arch = " + arch.name + " fine-tunes every weight; set it to "
+                      "false");
+  }
+  if (arch.pretrained_encoder) {
     if (fresh && !init_from.empty()) {
       pretrained = read_pretrained_encoder(init_from, config);
     } else if (context.resume && restored_.empty() && !init_from.empty() &&
@@ -125,29 +106,30 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
       // run's config holds the sizes already, and init_from is never read again.)
       read_pretrained_encoder(init_from, config, /*with_weights=*/false);
     }
-    max_positions_ = config_int_at_least(config, "max_positions");  // the pre-trained run's
-    bert_options(config);
-    if (pair_ && config.get_int("type_vocab_size") < 2)
-      throw UserError("config key 'type_vocab_size': a pair (text_b_column) needs 2 segments, got " +
-                      config.get("type_vocab_size"));
+    options_ = bind_options<ClassificationOptions>(config);  // the pre-trained run's sizes
   } else if (!init_from.empty()) {
-    throw UserError("config key 'init_from': only arch = bert loads a pre-trained run (arch is " + config.get("arch") +
-                    "); leave it empty");
+    std::string loaders;
+    for (const auto& a : classifier_architectures())
+      if (a.pretrained_encoder) loaders += (loaders.empty() ? "" : " or ") + a.name;
+    throw UserError("config key 'init_from': only arch = " + loaders + " loads a pre-trained run (arch is " +
+                    arch.name + "); leave it empty");
   }
+  arch.check(config, pair_);
   // A run resolves auto once (adopt_architecture, from init_from) and keeps the value in its config.
-  if (config.get("normalize_words") == "auto") config.set("normalize_words", "false");
-  normalization_.lowercase = config.get_bool("lowercase");
-  normalization_.split_punctuation = config.get_bool("split_punctuation");
-  normalization_.corpus_words = config.get_bool("normalize_words");
+  if (options_.normalize_words == "auto") options_.normalize_words = "false";
+  normalization_.lowercase = options_.lowercase;
+  normalization_.split_punctuation = options_.split_punctuation;
+  normalization_.corpus_words = options_.normalize_words == "true";
   // The fewest positions an input takes: one piece per sentence and the separators.
-  const int64_t least = bert_arch_ ? (pair_ ? 5 : 3) : (pair_ ? 3 : 1);
-  if (max_positions_ < least)
+  const int64_t least = bert_layout_ ? (pair_ ? 5 : 3) : (pair_ ? 3 : 1);
+  if (options_.max_positions < least)
     throw UserError("config key 'max_positions': " + input_layout() + " needs at least " + std::to_string(least) +
-                    " positions, got " + config.get("max_positions"));
+                    " positions, got " + std::to_string(options_.max_positions));
   if (!vectors_path.empty()) {
     const auto header = read_word_vectors_header(vectors_path);
-    if (header.dim != config.get_int("embed_dim"))
-      throw UserError("config key 'embed_dim': is " + config.get("embed_dim") + " but the pretrained_vectors " +
+    const int64_t embed_dim = rnn_config(config).embed_dim;
+    if (header.dim != embed_dim)
+      throw UserError("config key 'embed_dim': is " + std::to_string(embed_dim) + " but the pretrained_vectors " +
                       vectors_path + " have dimension " + std::to_string(header.dim) + "; they must be equal");
   }
 
@@ -158,30 +140,23 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   labels_ = make_labels(context);
   tokenizer_ = make_tokenizer(config, context, pretrained ? pretrained->spm_model : "");
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
-  config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
-  const int64_t outputs = regression_ ? 1 : static_cast<int64_t>(labels_.size());
-  if (bert_arch_) {
-    if (tokenizer_->vocab_size() <= kSepId || tokenizer_->id_to_piece(kClsId) != "[CLS]" ||
-        tokenizer_->id_to_piece(kSepId) != "[SEP]")
-      throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = bert needs a model made "
-                      "with them: by masked_lm, or by an arch = bert run)");
-    bert_ = BertForSequenceClassification(bert_options(config), outputs);
-    if (pretrained) load_pretrained(*pretrained);
-    else if (fresh)
-      std::cout << "arch = bert without init_from: the encoder starts at random (the ablation; --init_from RUN_DIR "
-                   "fine-tunes a pre-trained masked_lm run)" << std::endl;
-  } else {
-    const auto options = classifier_options(config, outputs);
-    if (config.get("arch") == "avg_emb") {
-      model_ = AverageEmbeddingClassifier(options).ptr();
-    } else {
-      model_ = RnnClassifier(options).ptr();
-    }
+  options_.vocab_size = tokenizer_->vocab_size();
+  write_options(options_, config);
+  objective_->set_labels(labels_);
+  const int64_t outputs = objective_->outputs();
+  if (bert_layout_ && (tokenizer_->vocab_size() <= kSepId || tokenizer_->id_to_piece(kClsId) != "[CLS]" ||
+                       tokenizer_->id_to_piece(kSepId) != "[SEP]"))
+    throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = " + arch.name +
+                    " needs a model made with them: by masked_lm, or by an arch = " + arch.name + " run)");
+  model_ = arch.build(config, {options_.vocab_size, outputs, options_.freeze_embeddings});
+  if (pretrained) {
+    load_pretrained(*pretrained);
+  } else if (fresh && arch.pretrained_encoder) {
+    std::cout << "arch = " << arch.name << " without init_from: the encoder starts at random (the ablation; "
+              << "--init_from RUN_DIR fine-tunes a pre-trained masked_lm run)" << std::endl;
   }
   if (!vectors_path.empty()) init_from_vectors(vectors_path);
 
-  std::map<std::string, int64_t> label_ids;
-  for (size_t i = 0; i < labels_.size(); ++i) label_ids[labels_[i]] = static_cast<int64_t>(i);
   for (Split split : context.splits) {
     const auto& raw = raw_.at(split);
     if (pair_ != !raw.sentences_b.empty())  // a checkpoint's layout, files of another
@@ -190,16 +165,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     auto& tokens = tokens_[split];
     int64_t cut = 0, first_cut = 0;
     for (size_t i = 0; i < raw.sentences.size(); ++i) {
-      const std::string where = raw.path + ":" + std::to_string(raw.lines[i]);
-      if (regression_) {
-        targets_[split].push_back(numeric_label(raw.labels[i], where));
-      } else {
-        const auto id = label_ids.find(raw.labels[i]);
-        if (id == label_ids.end())
-          throw UserError(where + ": unknown label '" + raw.labels[i].substr(0, 80) + "' (the train split's labels: " +
-                          label_list(labels_) + ")");
-        gold_[split].push_back(id->second);
-      }
+      objective_->add_gold(split, raw.labels[i], raw.path + ":" + std::to_string(raw.lines[i]));
       bool was_cut = false;
       tokens.push_back(encode(raw.sentences[i], pair_ ? &raw.sentences_b[i] : nullptr, &was_cut));
       if (was_cut && cut++ == 0) first_cut = raw.lines[i];
@@ -207,7 +173,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     std::cout << to_string(split) << ": " << raw.sentences.size() << (pair_ ? " sentence pairs" : " sentences")
               << " from " << raw.path << std::endl;
     if (cut > 0)
-      std::cerr << "warning: " << raw.path << ": " << cut << " input(s) longer than max_positions (" << max_positions_
+      std::cerr << "warning: " << raw.path << ": " << cut << " input(s) longer than max_positions (" << options_.max_positions
                 << " pieces, " << input_layout() << ") were cut" << (pair_ ? ", the longer side first" : "")
                 << "; the first at line " << first_cut << std::endl;
   }
@@ -215,7 +181,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
 
 std::vector<std::string> ClassificationTask::make_labels(const TaskContext& context) {
   std::vector<std::string> labels;
-  if (regression_) return labels;  // scores, no classes
+  if (!objective_->classes()) return labels;  // scores, no classes
   const std::string run_labels = context.run_dir + "/labels.txt";
   if (auto it = restored_.find("labels.txt"); it != restored_.end()) {
     std::istringstream in(it->second);
@@ -258,8 +224,8 @@ Tokenizer ClassificationTask::make_tokenizer(const Config& config, const TaskCon
         atomic_write_text(text_path, text);
         return std::vector<std::string>{text_path};
       },
-      restored != restored_.end() ? restored->second : "", config.get_int("vocab_size"), config, context,
-      bert_arch_ ? bert_special_pieces() : std::vector<std::string>{});
+      restored != restored_.end() ? restored->second : "", options_.vocab_size, config, context,
+      bert_layout_ ? bert_special_pieces() : std::vector<std::string>{});
   if (!context.run_dir.empty()) fs::remove(text_path);
   return tokenizer;
 }
@@ -269,7 +235,7 @@ void ClassificationTask::init_from_vectors(const std::string& path) {
   // Special pieces keep their rows: the pad row must stay zero.
   std::vector<std::string> names(tokenizer_->vocab_size());
   for (int64_t id = kEosId + 1; id < tokenizer_->vocab_size(); ++id) names[id] = tokenizer_->id_to_piece(id);
-  const int64_t n = copy_vectors_into_rows(vectors, names, model_->embedding->weight);
+  const int64_t n = copy_vectors_into_rows(vectors, names, model_->word_embeddings());
   std::cout << "initialised " << n << " of " << tokenizer_->vocab_size() << " embedding rows from " << path
             << std::endl;
 }
@@ -283,8 +249,8 @@ std::vector<int64_t> ClassificationTask::encode(const std::string& sentence, con
   const auto a = pieces(sentence);
   const auto ids_b = b != nullptr ? pieces(*b) : std::vector<int64_t>{};
   // Positions the separators take: <eos> between a pair; BERT's [CLS] first and [SEP] after each.
-  const int64_t separators = bert_arch_ ? (b != nullptr ? 3 : 2) : (b != nullptr ? 1 : 0);
-  const auto room = static_cast<size_t>(max_positions_ - separators);
+  const int64_t separators = bert_layout_ ? (b != nullptr ? 3 : 2) : (b != nullptr ? 1 : 0);
+  const auto room = static_cast<size_t>(options_.max_positions - separators);
   // BERT's truncate_seq_pair: one piece at a time off the longer side (B on a tie).
   size_t na = a.size(), nb = ids_b.size();
   const bool was_cut = na + nb > room;
@@ -294,15 +260,15 @@ std::vector<int64_t> ClassificationTask::encode(const std::string& sentence, con
   // BERT's layout belongs to the task: a special piece inside the text reads as <unk>.
   const auto text = [&](const std::vector<int64_t>& from, size_t n) {
     for (size_t i = 0; i < n; ++i)
-      ids.push_back(bert_arch_ && from[i] >= kClsId && from[i] <= kMaskId ? kUnkId : from[i]);
+      ids.push_back(bert_layout_ && from[i] >= kClsId && from[i] <= kMaskId ? kUnkId : from[i]);
   };
-  if (bert_arch_) ids.push_back(kClsId);
+  if (bert_layout_) ids.push_back(kClsId);
   text(a, na);
-  if (bert_arch_) ids.push_back(kSepId);
+  if (bert_layout_) ids.push_back(kSepId);
   if (b != nullptr) {
-    if (!bert_arch_) ids.push_back(kEosId);
+    if (!bert_layout_) ids.push_back(kEosId);
     text(ids_b, nb);
-    if (bert_arch_) ids.push_back(kSepId);
+    if (bert_layout_) ids.push_back(kSepId);
   }
   if (cut != nullptr) *cut = was_cut;
   return ids;
@@ -312,24 +278,8 @@ const LabeledText& ClassificationTask::raw_split(Split split) const {
   return loaded_split(raw_, split);
 }
 
-namespace {
-double numeric_label(const std::string& label, const std::string& where) {
-  double value = 0;
-  size_t used = 0;
-  try {
-    value = std::stod(label, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != label.size() || used == 0 || !std::isfinite(value))
-    throw UserError(where + ": label '" + label.substr(0, 80) +
-                    "' is not a finite number (objective = regression; label_column)");
-  return value;
-}
-}  // namespace
-
 const std::vector<int64_t>& ClassificationTask::gold(Split split) const {
-  return loaded_split(gold_, split);
+  return objective_->class_ids(split);
 }
 
 const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, int64_t epoch) {
@@ -342,7 +292,7 @@ const std::vector<std::vector<int64_t>>& ClassificationTask::plan(Split split, i
         for (const auto& t : tokens) lengths.push_back(static_cast<int64_t>(t.size()));
         return lengths;
       },
-      max_tokens_, max_sentences_, seed_);
+      options_.max_tokens, options_.max_sentences, seed_);
 }
 
 int64_t ClassificationTask::num_batches(Split split, int64_t epoch) { return plan(split, epoch).size(); }
@@ -351,21 +301,14 @@ Batch ClassificationTask::make_batch(Split split, int64_t epoch, int64_t index) 
   const auto& rows = plan(split, epoch).at(index);
   const auto& tokens = tokens_.at(split);
   std::vector<std::vector<int64_t>> sequences;
-  std::vector<int64_t> labels;
-  std::vector<float> targets;
-  for (int64_t i : rows) {
-    sequences.push_back(tokens[i]);
-    if (regression_) targets.push_back(targets_.at(split)[i]);
-    else labels.push_back(gold_.at(split)[i]);
-  }
+  for (int64_t i : rows) sequences.push_back(tokens[i]);
   Batch batch;
   batch.split = split;
   batch.index = index;
   batch.num_examples = batch.num_tokens = static_cast<int64_t>(rows.size());
   batch.tensors = {{"tokens", pad_sequences(sequences, kPadId)}, {"rows", torch::tensor(rows, torch::kInt64)}};
-  if (bert_arch_) batch.tensors["segments"] = pair_segments(batch.tensors.at("tokens"));
-  if (regression_) batch.tensors["targets"] = torch::tensor(targets, torch::kFloat32);
-  else batch.tensors["labels"] = torch::tensor(labels, torch::kInt64);
+  if (bert_layout_) batch.tensors["segments"] = pair_segments(batch.tensors.at("tokens"));
+  objective_->add_targets(batch, rows);
   return batch;
 }
 
@@ -375,71 +318,20 @@ LossOutput ClassificationTask::loss(const Batch& batch) {
                              segments != batch.tensors.end() ? segments->second : torch::Tensor());  // [B, C] (regression: C = 1)
   // Validation statistics cost nothing worth keeping during training.
   const bool statistics = !model()->is_training();
-  if (regression_) {
-    const auto prediction = logits.squeeze(-1);  // [B]
-    const auto& targets = batch.tensors.at("targets");
-    auto loss = (prediction - targets.to(prediction.dtype())).pow(2).sum();
-    LossOutput out{loss, batch.num_tokens};
-    if (statistics) {
-      // Each example's value at its row of the split: sums over batches and shards stay exact.
-      const auto n = static_cast<int64_t>(tokens_.at(batch.split).size());
-      const auto& rows = batch.tensors.at("rows");
-      const auto options = torch::TensorOptions(torch::kDouble).device(logits.device());
-      out.metric_sums["prediction"] = torch::zeros({n}, options).index_add(0, rows, prediction.detach().to(torch::kDouble));
-      out.metric_sums["target"] = torch::zeros({n}, options).index_add(0, rows, targets.to(torch::kDouble));
-    }
-    return out;
-  }
-  const auto& labels = batch.tensors.at("labels");
-  auto loss = torch::nn::functional::cross_entropy(
-      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-  LossOutput out{loss, batch.num_tokens};
-  if (statistics) {
-    const int64_t C = logits.size(-1);
-    out.metric_sums["confusion"] =
-        torch::bincount(labels * C + logits.detach().argmax(/*dim=*/-1), /*weights=*/{}, C * C).view({C, C});
-  }
-  return out;
+  return objective_->loss(logits, batch, static_cast<int64_t>(tokens_.at(batch.split).size()), statistics);
 }
 
 std::map<std::string, double> ClassificationTask::validation_metrics(const std::map<std::string, torch::Tensor>& sums,
                                                                      int64_t /*examples*/) const {
-  if (regression_) {
-    const auto values = [&](const char* name) {
-      const auto t = sums.at(name).to(torch::kDouble).contiguous();
-      return std::vector<double>(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
-    };
-    const auto prediction = values("prediction"), target = values("target");
-    if (prediction.size() < 2) return {};
-    return {{"pearson", pearson_r(prediction, target)}, {"spearman", spearman_rho(prediction, target)}};
-  }
-  const auto confusion = sums.at("confusion").to(torch::kDouble);
-  const int64_t C = confusion.size(0);
-  std::vector<std::vector<int64_t>> counts(C, std::vector<int64_t>(C));
-  for (int64_t g = 0; g < C; ++g)
-    for (int64_t p = 0; p < C; ++p) counts[g][p] = std::llround(confusion[g][p].item<double>());
-  const auto scores = scores_from_confusion(counts, labels_);
-  return {{"accuracy", scores.accuracy}, {"macro_f1", scores.macro_f1}, {"mcc", scores.mcc}};
+  return objective_->validation_metrics(sums);
 }
 
 Task::TrainingProfile ClassificationTask::training_profile() const {
   TrainingProfile p;
   p.unit = "sentences";
   p.perplexity = false;  // a per-sentence cross-entropy: exp of it measures nothing
-  if (bert_) {
-    // BERT's fine-tuning optimizer as its pre-training's: AdamW without decay on biases and LayerNorm weights.
-    p.d_model = bert_->bert->options().d_model();
-    p.no_weight_decay = parameters_without_weight_decay(*bert_);
-  }
-  if (regression_) {
-    p.loss_unit = "squared error/sentence";
-    p.selection_metrics = {{"pearson", Better::kHigher}, {"spearman", Better::kHigher}};
-    p.best_metric = "pearson";
-  } else {
-    p.loss_unit = "nats/sentence";
-    p.selection_metrics = {{"accuracy", Better::kHigher}, {"macro_f1", Better::kHigher}, {"mcc", Better::kHigher}};
-    p.best_metric = "accuracy";
-  }
+  model_->describe(p);
+  objective_->describe(p);
   return p;
 }
 
@@ -462,7 +354,7 @@ std::vector<ClassPrediction> ClassificationTask::predict(const std::vector<std::
     }
     if (cut && !warned_cut_) {
       warned_cut_ = true;
-      std::cerr << "warning: input " << i + 1 << " is longer than max_positions (" << max_positions_
+      std::cerr << "warning: input " << i + 1 << " is longer than max_positions (" << options_.max_positions
                 << " pieces, " << input_layout() << ") and was cut" << (pair_ ? ", the longer side first" : "")
                 << " (said once)" << std::endl;
     }
@@ -476,7 +368,7 @@ std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<s
   std::vector<int64_t> lengths;
   for (const auto& ids : encoded) lengths.push_back(static_cast<int64_t>(ids.size()));
   // Sorted by length (no shuffle), so a batch holds little padding.
-  const auto batches = make_token_batches(lengths, /*max_tokens=*/batch_size * max_positions_,
+  const auto batches = make_token_batches(lengths, /*max_tokens=*/batch_size * options_.max_positions,
                                           /*max_sentences=*/batch_size, /*shuffle=*/false, /*seed=*/0);
   const auto model = this->model();
   const bool was_training = model->is_training();
@@ -487,44 +379,32 @@ std::vector<ClassPrediction> ClassificationTask::predict_ids(const std::vector<s
     std::vector<std::vector<int64_t>> sequences;
     for (int64_t i : rows) sequences.push_back(encoded[i]);
     const auto tokens = pad_sequences(sequences, kPadId);  // [B, T]
-    auto logits = this->logits(tokens.to(device), bert_arch_ ? pair_segments(tokens).to(device) : torch::Tensor());  // [B, C]
-    if (regression_) {
-      const auto scores = logits.squeeze(-1).to(torch::kCPU, torch::kDouble).contiguous();  // [B]
-      for (size_t r = 0; r < rows.size(); ++r) out[rows[r]].score = scores.data_ptr<double>()[r];
-      continue;
-    }
-    auto probs = torch::softmax(logits, /*dim=*/-1).to(torch::kCPU, torch::kFloat32).contiguous();  // [B, C]
-    auto best = probs.argmax(/*dim=*/-1).contiguous();  // [B]
-    const int64_t C = probs.size(1);
-    const float* p = probs.data_ptr<float>();
-    const int64_t* b = best.data_ptr<int64_t>();
-    for (size_t r = 0; r < rows.size(); ++r) {
-      out[rows[r]].probabilities.assign(p + r * C, p + (r + 1) * C);
-      out[rows[r]].label_id = b[r];
-    }
+    auto logits = this->logits(tokens.to(device), bert_layout_ ? pair_segments(tokens).to(device) : torch::Tensor());  // [B, C]
+    objective_->predict(logits, rows, out);
   }
   model->train(was_training);
   return out;
 }
 
 torch::Tensor ClassificationTask::logits(const torch::Tensor& tokens, const torch::Tensor& segments) {
-  if (bert_) return bert_(tokens, segments);
-  return model_->forward(tokens);
+  return model_->logits(tokens, segments);
 }
 
 std::string ClassificationTask::input_layout() const {
-  if (bert_arch_) return pair_ ? "[CLS] A [SEP] B [SEP]" : "[CLS] A [SEP]";
+  if (bert_layout_) return pair_ ? "[CLS] A [SEP] B [SEP]" : "[CLS] A [SEP]";
   return pair_ ? "a pair A <eos> B" : "a sentence";
 }
 
 TextClassifierImpl& ClassificationTask::classifier() {
-  if (!model_) throw UserError("arch = bert: the model is bert_classifier(), not classifier()");
-  return *model_;
+  auto* m = dynamic_cast<TextClassifierImpl*>(model().get());
+  if (m == nullptr) throw UserError("arch = " + options_.arch + ": the model is not a word-embedding classifier");
+  return *m;
 }
 
 BertForSequenceClassificationImpl& ClassificationTask::bert_classifier() {
-  if (!bert_) throw UserError("the model is not arch = bert");
-  return *bert_;
+  auto* m = dynamic_cast<BertForSequenceClassificationImpl*>(model().get());
+  if (m == nullptr) throw UserError("arch = " + options_.arch + ": the model is not a BERT classifier");
+  return *m;
 }
 
 torch::Tensor pair_segments(const torch::Tensor& tokens) {
@@ -540,13 +420,6 @@ const std::vector<std::string>& bert_architecture_keys() {
                                                 "max_positions", "activation", "pre_norm", "positions",
                                                 "type_vocab_size"};
   return keys;
-}
-
-// Whether two values of `key` mean the same (1 and 01, true and 1).
-bool same_value(const Config& a, const Config& b, const std::string& key) {
-  if (key == "pre_norm") return a.get_bool(key) == b.get_bool(key);
-  if (key == "activation" || key == "positions") return a.get(key) == b.get(key);
-  return a.get_int(key) == b.get_int(key);
 }
 }  // namespace
 
@@ -579,7 +452,7 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
   auto run = load_run(source.checkpoint, torch::kCPU);
   source.step = run.header.state.step;
   source.spm_model = run.header.artifacts.at("spm.model");
-  source.pooler_trained = run.config.get_bool("nsp");
+  source.pooler_trained = bind_options<MaskedLmOptions>(run.config).nsp;
   for (const auto& p : run.task->model()->named_parameters())
     if (p.key().rfind("bert.", 0) == 0) source.tensors[p.key()] = p.value().detach();
   return source;
@@ -587,47 +460,41 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
 
 namespace {
 void adopt_architecture(const std::string& dir, const Config& source, Config& config) {
-  const ConfigSchema schema = classification_schema();
+  // The encoder's keys as the binder writes them, so that equal values compare equal (1 and 01, true and 1).
+  const auto canonical = [](const Config& c) {
+    Config texts;
+    write_options(bind_options<BertKeys>(c), texts);
+    return texts;
+  };
+  const Config theirs = canonical(source), ours = canonical(config),
+               defaults = canonical(Config::resolve(classification_schema(), "", {}));
   for (const auto& key : bert_architecture_keys()) {
-    if (same_value(config, source, key)) continue;
-    if (config.get(key) != schema.find(key)->default_value)
-      throw UserError("config key '" + key + "': is " + config.get(key) + " but the init_from run " + dir +
-                      " was pre-trained with " + key + " = " + source.get(key) +
-                      "; a fine-tuned encoder keeps its pre-trained architecture (leave the key out or set it to " +
-                      source.get(key) + ")");
-    config.set(key, source.get(key));
+    const std::string &mine = ours.get(key), &pretrained = theirs.get(key);
+    if (mine == pretrained) continue;
+    if (mine != defaults.get(key))
+      throw UserError("config key '" + key + "': is " + mine + " but the init_from run " + dir + " was pre-trained with " +
+                      key + " = " + pretrained + "; a fine-tuned encoder keeps its pre-trained architecture (leave the "
+                      "key out or set it to " + pretrained + ")");
+    config.set(key, pretrained);
   }
-  config.set("vocab_size", source.get("vocab_size"));
+  const auto run = bind_options<MaskedLmOptions>(source);
+  auto options = bind_options<ClassificationOptions>(config);
+  options.vocab_size = run.vocab_size;
   // The text as the encoder read it in pre-training: pieces it never saw (punctuation, when its
   // corpus had none) would reach it as <unk>. Hugging Face's tokenizers carry do_lower_case so.
-  if (config.get("normalize_words") == "auto") config.set("normalize_words", source.get("normalize_words"));
+  if (options.normalize_words == "auto") options.normalize_words = run.normalize_words ? "true" : "false";
+  write_options(options, config);
 }
 }  // namespace
 
 void ClassificationTask::load_pretrained(const PretrainedEncoder& source) {
-  torch::NoGradGuard no_grad;
-  int64_t loaded = 0, loaded_values = 0, fresh_values = 0;
-  for (auto& p : bert_->named_parameters()) {
-    const auto& name = p.key();
-    const bool encoder = name.rfind("bert.", 0) == 0;
-    const bool untrained_pooler = name.rfind("bert.pooler.", 0) == 0 && !source.pooler_trained;
-    if (!encoder || untrained_pooler) {
-      fresh_values += p.value().numel();
-      continue;
-    }
-    const auto it = source.tensors.find(name);
-    if (it == source.tensors.end())
-      throw UserError(source.checkpoint + ": has no tensor '" + name + "' for the fine-tuned encoder (init_from)");
-    if (it->second.sizes() != p.value().sizes())
-      throw UserError(source.checkpoint + ": tensor '" + name + "' has shape " + c10::str(it->second.sizes()) +
-                      " but the fine-tuned encoder's is " + c10::str(p.value().sizes()) + " (init_from)");
-    p.value().copy_(it->second);
-    ++loaded;
-    loaded_values += p.value().numel();
-  }
-  std::cout << "init_from " << source.checkpoint << " (masked_lm, step " << source.step << "): loaded " << loaded
-            << " tensors (" << loaded_values << " parameters) of bert.embeddings and bert.encoder"
-            << (source.pooler_trained ? " and bert.pooler" : "") << "; fresh (" << fresh_values
+  // The encoder is BERT's: the head, and a pooler that only NSP pre-training trains, start fresh.
+  const auto report = load_parameters_with_prefix(
+      *model(), source.tensors, "bert.", source.checkpoint, "the fine-tuned encoder", "init_from",
+      [&](const std::string& name) { return !source.pooler_trained && name.rfind("bert.pooler.", 0) == 0; });
+  std::cout << "init_from " << source.checkpoint << " (masked_lm, step " << source.step << "): loaded "
+            << report.loaded.size() << " tensors (" << report.loaded_values << " parameters) of bert.embeddings and "
+            << "bert.encoder" << (source.pooler_trained ? " and bert.pooler" : "") << "; fresh (" << report.fresh_values
             << " parameters): head" << (source.pooler_trained ? "" : ", bert.pooler (masked_lm without nsp never trains it)")
             << std::endl;
 }

@@ -47,17 +47,31 @@
 #include "models/bert/bert.h"
 #include "models/classifier/text_classifier.h"
 #include "train/task.h"
+#include "train/tasks/architectures.h"
 #include "train/tasks/batch_plans.h"
+#include "train/tasks/classification_objective.h"
 #include "train/tasks/sentence_classifier.h"
 
 namespace nlpzoo {
 
-/// The classification task's config keys (corpus, tokenizer, model sizes, batching).
-ConfigSchema classification_schema();
+/// The classification task's own keys; the architecture's are its (train/tasks/architectures.h).
+struct ClassificationOptions {
+  std::string objective = "classification";  // or regression
+  int64_t vocab_size = 8000;                  // at most; the tokenizer's, once it is trained
+  bool lowercase = true;
+  bool split_punctuation = true;
+  std::string normalize_words = "auto";  // auto | true | false; a run resolves auto once
+  int64_t max_positions = 256;           // longest input in pieces, separators included
+  std::string arch = "rnn";              // a registered classifier (classifier_architectures)
+  std::string init_from;                 // a masked_lm run folder (architectures that load one)
+  std::string pretrained_vectors;        // word2vec file for the embedding rows
+  bool freeze_embeddings = false;
+  int64_t max_tokens = 2000, max_sentences = 64;
+  void bind(OptionBinder& b);
+};
 
-/// Model options from a resolved config (vocab_size from the config, num_classes given).
-/// Throws UserError naming the key for a bad value.
-ClassifierOptions classifier_options(const Config& config, int64_t num_classes);
+/// The classification task's config keys (corpus, tokenizer, every classifier's sizes, batching).
+ConfigSchema classification_schema();
 
 /// BERT segment ids of a batch of [CLS] A [SEP] (B [SEP]) inputs: 0 up to and including the
 /// first [SEP] (kSepId), 1 after it, 0 at padding (kPadId). tokens: [B, S] int64 -> [B, S] int64
@@ -91,10 +105,7 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
 class ClassificationTask : public Task, public SentenceClassifier {
  public:
   void setup(Config& config, const TaskContext& context) override;
-  std::shared_ptr<torch::nn::Module> model() override {
-    if (bert_) return bert_.ptr();
-    return model_;
-  }
+  std::shared_ptr<torch::nn::Module> model() override { return model_ ? model_->module() : nullptr; }
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "tokens" [B, T] int64 (kPadId padding), "rows" [B] int64 (the examples' indices
   /// in the split), and "labels" [B] int64 (class ids) or, for regression, "targets" [B] float;
@@ -127,7 +138,7 @@ class ClassificationTask : public Task, public SentenceClassifier {
   const std::vector<std::string>& labels() const override { return labels_; }
 
   bool pair_input() const override { return pair_; }
-  bool regression() const { return regression_; }
+  bool regression() const { return !objective_->classes(); }
 
   /// "loss" (nats/sentence; regression: squared error/sentence), "sentences", then the
   /// predictions' "accuracy", "macro_f1" and "mcc" (infer/classification_metrics.h; details:
@@ -142,11 +153,12 @@ class ClassificationTask : public Task, public SentenceClassifier {
   const std::vector<int64_t>& gold(Split split) const;
   /// The raw split read by setup. Throws UserError if not loaded.
   const LabeledText& raw_split(Split split) const;
-  /// The model of arch avg_emb or rnn. Throws UserError for arch = bert.
+  /// The model when it is a word-embedding classifier (avg_emb, rnn). Throws UserError otherwise.
   TextClassifierImpl& classifier();
-  /// The model of arch = bert. Throws UserError for the other archs.
+  /// The model when it is a BERT classifier. Throws UserError otherwise.
   BertForSequenceClassificationImpl& bert_classifier();
-  bool bert_arch() const { return bert_arch_; }
+  /// Whether inputs are laid out as BERT's ([CLS] A [SEP] B [SEP], segment ids).
+  bool bert_arch() const { return bert_layout_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   /// Token ids of a raw sentence: normalized, encoded, cut to max_positions; at least one id
   /// (kUnkId for a sentence without pieces). With `b` (a pair task's second sentence): A <eos>
@@ -162,7 +174,7 @@ class ClassificationTask : public Task, public SentenceClassifier {
   // The run's SentencePiece model: the checkpoint's, the run folder's on resume, the
   // init_from run's (`pretrained_spm`, copied to <run_dir>/spm.model), or a new one.
   Tokenizer make_tokenizer(const Config& config, const TaskContext& context, const std::string& pretrained_spm);
-  // Copies `source`'s encoder tensors into bert_ and prints what was loaded and what is fresh.
+  // Copies `source`'s encoder tensors into the model and prints what was loaded and what is fresh.
   void load_pretrained(const PretrainedEncoder& source);
   // Logits [B, C] of a padded batch (segments: arch = bert only, else undefined).
   torch::Tensor logits(const torch::Tensor& tokens, const torch::Tensor& segments);
@@ -175,20 +187,18 @@ class ClassificationTask : public Task, public SentenceClassifier {
   std::vector<ClassPrediction> predict_ids(const std::vector<std::vector<int64_t>>& encoded,
                                            const torch::Device& device, int64_t batch_size);
 
-  std::shared_ptr<TextClassifierImpl> model_;      // arch avg_emb, rnn
-  BertForSequenceClassification bert_{nullptr};    // arch bert
+  std::unique_ptr<ClassifierModel> model_;
   std::optional<Tokenizer> tokenizer_;
   std::vector<std::string> labels_;
   std::map<std::string, std::string> restored_;
   TextNormalization normalization_;
-  int64_t max_positions_ = 256, max_tokens_ = 2000, max_sentences_ = 64;
-  bool pair_ = false, regression_ = false, bert_arch_ = false;
+  ClassificationOptions options_;
+  std::shared_ptr<ClassificationObjective> objective_;
+  bool pair_ = false, bert_layout_ = false;
   mutable bool warned_cut_ = false;  // predict warns once about inputs cut to max_positions
   uint64_t seed_ = 0;
   std::map<Split, LabeledText> raw_;
   std::map<Split, std::vector<std::vector<int64_t>>> tokens_;
-  std::map<Split, std::vector<int64_t>> gold_;     // class ids (classification)
-  std::map<Split, std::vector<float>> targets_;    // gold values (regression)
   BatchPlans plans_;
 };
 

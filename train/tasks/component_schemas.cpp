@@ -9,56 +9,53 @@ namespace {
 const char* kDropoutHelp = "dropout on embeddings, between layers and before the output layer";
 }  // namespace
 
-ConfigSchema rnn_schema() {
-  ConfigSchema s;
-  s.add("cell", "lstm", "recurrent cell: rnn (tanh), gru or lstm", {"rnn", "gru", "lstm"})
-      .add("embed_dim", "256", "token embedding size")
-      .add("hidden_size", "256", "recurrent state size of each layer")
-      .add("num_layers", "1", "stacked recurrent layers")
-      .add("dropout", "0.1", kDropoutHelp);
-  return s;
+void RnnOptions::bind(OptionBinder& b) {
+  b.field("cell", cell, "recurrent cell: rnn (tanh), gru or lstm", kCellNames);
+  b.field("embed_dim", embed_dim, "token embedding size", positive());
+  b.field("hidden_size", hidden_size, "recurrent state size of each layer", positive());
+  b.field("num_layers", num_layers, "stacked recurrent layers", positive());
+  b.field("dropout", dropout, kDropoutHelp, rate());
 }
 
-RnnConfig rnn_config(const Config& c) {
-  RnnConfig r;
-  r.cell = parse_cell_type(c.get("cell"));
-  r.embed_dim = config_int_at_least(c, "embed_dim");
-  r.hidden_size = config_int_at_least(c, "hidden_size");
-  r.num_layers = config_int_at_least(c, "num_layers");
-  r.dropout = config_rate(c, "dropout");
-  return r;
-}
+ConfigSchema rnn_schema() { return schema_of<RnnOptions>(); }
 
-ConfigSchema transformer_schema() {
-  ConfigSchema s;
-  s.add("d_model", "256", "transformer: model width (embeddings, attention, residual stream)")
-      .add("num_heads", "4", "transformer: attention heads (d_k = d_model / num_heads)")
-      .add("ffn_dim", "1024", "transformer: inner size of the position-wise feed-forward layer")
-      .add("activation", "relu", "transformer: feed-forward activation", {"relu", "gelu"})
-      .add("pre_norm", "false", "transformer: LayerNorm before each sub-layer (pre-LN) instead of after (post-LN, the paper)")
-      .add("positions", "sinusoidal", "transformer: position information", {"sinusoidal", "learned", "relative"})
-      .add("relative_k", "16", "transformer: clipping distance of relative positions (Shaw et al. 2018)")
-      .add("attention_dropout", "0", "transformer: dropout on attention weights")
-      .add("dropout", "0.1", kDropoutHelp);
-  return s;
-}
+RnnOptions rnn_config(const Config& c) { return bind_options<RnnOptions>(c); }
 
-TransformerConfig transformer_config(const Config& c) {
-  TransformerConfig t;
-  const int64_t d_model = config_int_at_least(c, "d_model");
-  const int64_t num_heads = config_int_at_least(c, "num_heads");
+void TransformerStackOptions::bind(OptionBinder& b) {
+  b.field("d_model", d_model, "transformer: model width (embeddings, attention, residual stream)", positive());
+  b.field("num_heads", num_heads, "transformer: attention heads (d_k = d_model / num_heads)", positive());
+  b.field("ffn_dim", ffn_dim, "transformer: inner size of the position-wise feed-forward layer", positive());
+  b.field("activation", activation, "transformer: feed-forward activation", kActivationNames);
+  b.field("pre_norm", pre_norm,
+          "transformer: LayerNorm before each sub-layer (pre-LN) instead of after (post-LN, the paper)");
+  b.field("positions", positions, "transformer: position information", kPositionNames);
+  b.field("relative_k", relative_k, "transformer: clipping distance of relative positions (Shaw et al. 2018)",
+          positive());
+  b.field("attention_dropout", attention_dropout, "transformer: dropout on attention weights", rate());
+  b.field("dropout", dropout, kDropoutHelp, rate());
   if (d_model % num_heads != 0)
     throw UserError("config key 'num_heads': must divide d_model (" + std::to_string(d_model) + "), got " +
                     std::to_string(num_heads));
-  t.positions = parse_position_type(c.get("positions"));
-  t.relative_k = config_int_at_least(c, "relative_k");
-  t.layer = TransformerLayerOptions(d_model, num_heads, config_int_at_least(c, "ffn_dim"))
-                .dropout(config_rate(c, "dropout"))
-                .attention_dropout(config_rate(c, "attention_dropout"))
-                .activation(parse_activation(c.get("activation")))
-                .pre_norm(c.get_bool("pre_norm"))
-                .relative_k(t.positions == PositionType::kRelative ? t.relative_k : 0);
-  return t;
 }
+
+TransformerLayerOptions TransformerStackOptions::layer() const {
+  return TransformerLayerOptions(d_model, num_heads, ffn_dim)
+      .dropout(dropout)
+      .attention_dropout(attention_dropout)
+      .activation(activation)
+      .pre_norm(pre_norm)
+      .relative_k(positions == PositionType::kRelative ? relative_k : 0);
+}
+
+ConfigSchema transformer_schema() { return schema_of<TransformerStackOptions>(); }
+
+TransformerStackOptions transformer_config(const Config& c) { return bind_options<TransformerStackOptions>(c); }
+
+void RunKeys::bind(OptionBinder& b) {
+  b.field("seed", seed, "seed of parameter init, dropout and batch order");
+  b.field("data_dir", data_dir, "corpus folder (the task says which files it reads there)");
+}
+
+RunKeys run_keys(const Config& config) { return bind_options<RunKeys>(config); }
 
 }  // namespace nlpzoo

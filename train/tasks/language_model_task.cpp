@@ -7,47 +7,55 @@
 #include "core/io.h"
 #include "datasets/special_ids.h"
 #include "train/losses.h"
-#include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
 
 namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
-ConfigSchema language_model_schema() {
-  ConfigSchema s;
-  s.add("lang", "en", "language of the corpus: reads <data_dir>/<split>.<lang>, one sentence per line")
-      .add("vocab_size", "8000", "SentencePiece vocabulary size, at most (the model takes the size the tokenizer "
-                                 "reaches) = output classes")
-      .merge(tokenizer_schema())
-      .merge(rnn_schema())
-      .set_default("embed_dim", "512")
-      .set_default("hidden_size", "512")
-      .set_default("num_layers", "2")
-      .set_default("dropout", "0.2")
-      .add("tie_embeddings", "false", "output layer shares the embedding matrix, logits = h E^T + b "
-                                      "(Press & Wolf 2017); needs embed_dim = hidden_size")
-      .add("bptt", "35", "truncated BPTT length: tokens per row in a batch; gradients flow back at most this far, "
-                         "the state is carried further")
-      .add("batch_size", "32", "parallel rows the token stream is cut into (tokens per batch = batch_size * bptt)");
-  return s;
+RnnOptions LanguageModelTaskOptions::lm_rnn() {
+  RnnOptions r;
+  r.embed_dim = 512;
+  r.hidden_size = 512;
+  r.num_layers = 2;
+  r.dropout = 0.2;
+  return r;
 }
 
-LanguageModelOptions language_model_options(const Config& c) {
-  const RnnConfig rnn = rnn_config(c);
-  LanguageModelOptions o(config_int_at_least(c, "vocab_size"));
-  o.cell(rnn.cell)
+void LanguageModelTaskOptions::bind(OptionBinder& b) {
+  b.field("lang", lang, "language of the corpus: reads <data_dir>/<split>.<lang>, one sentence per line");
+  b.field("vocab_size", vocab_size, "SentencePiece vocabulary size, at most (the model takes the size the tokenizer "
+                                    "reaches) = output classes",
+          at_least(8));
+  rnn.bind(b);
+  b.field("tie_embeddings", tie_embeddings, "output layer shares the embedding matrix, logits = h E^T + b "
+                                            "(Press & Wolf 2017); needs embed_dim = hidden_size");
+  b.field("bptt", bptt, "truncated BPTT length: tokens per row in a batch; gradients flow back at most this far, "
+                        "the state is carried further",
+          positive());
+  b.field("batch_size", batch_size,
+          "parallel rows the token stream is cut into (tokens per batch = batch_size * bptt)", positive());
+  if (tie_embeddings && rnn.embed_dim != rnn.hidden_size)
+    throw UserError("config key 'tie_embeddings': the output layer reuses the embedding matrix, so embed_dim must "
+                    "equal hidden_size (got " + std::to_string(rnn.embed_dim) + " and " +
+                    std::to_string(rnn.hidden_size) + ")");
+}
+
+LanguageModelOptions LanguageModelTaskOptions::model() const {
+  return LanguageModelOptions(vocab_size)
+      .cell(rnn.cell)
       .embed_dim(rnn.embed_dim)
       .hidden_size(rnn.hidden_size)
       .num_layers(rnn.num_layers)
       .dropout(rnn.dropout)
-      .tie_embeddings(c.get_bool("tie_embeddings"))
+      .tie_embeddings(tie_embeddings)
       .pad_id(kPadId);
-  if (o.tie_embeddings() && o.embed_dim() != o.hidden_size())
-    throw UserError("config key 'tie_embeddings': the output layer reuses the embedding matrix, so embed_dim must "
-                    "equal hidden_size (got " + std::to_string(o.embed_dim()) + " and " +
-                    std::to_string(o.hidden_size()) + ")");
-  return o;
+}
+
+ConfigSchema language_model_schema() {
+  ConfigSchema s = schema_of<LanguageModelTaskOptions>();
+  s.merge(tokenizer_schema());
+  return s;
 }
 
 namespace {
@@ -75,19 +83,19 @@ torch::Tensor read_token_stream(const std::string& path, const Tokenizer& tokeni
 
 void LanguageModelTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus) starts.
-  language_model_options(config);
-  bptt_ = config_int_at_least(config, "bptt");
-  batch_size_ = config_int_at_least(config, "batch_size");
-  config_int_at_least(config, "vocab_size", 8);
+  auto options = bind_options<LanguageModelTaskOptions>(config);
+  bptt_ = options.bptt;
+  batch_size_ = options.batch_size;
 
   if (!context.run_dir.empty()) fs::create_directories(context.run_dir);
-  const std::string lang = config.get("lang");
+  const std::string lang = options.lang;
   tokenizer_ = run_tokenizer(
       "spm." + lang, [&] { return training_files(context, {lang}, "training text for the tokenizer"); },
-      restored_spm_, config.get_int("vocab_size"), config, context);
+      restored_spm_, options.vocab_size, config, context);
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
-  config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
-  model_ = LanguageModel(language_model_options(config));
+  options.vocab_size = tokenizer_->vocab_size();
+  write_options(options, config);
+  model_ = LanguageModel(options.model());
   for (Split split : context.splits)
     streams_[split] = read_token_stream(context.data_dir + "/" + to_string(split) + "." + lang, *tokenizer_, batch_size_);
 }

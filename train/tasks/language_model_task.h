@@ -22,15 +22,29 @@
 #include "datasets/tokenizer.h"
 #include "models/rnn/language_model.h"
 #include "train/task.h"
+#include "train/tasks/component_schemas.h"
 #include "train/tasks/text_generator.h"
 
 namespace nlpzoo {
 
+/// The language-model task's keys: the corpus, the recurrent model's sizes, TBPTT.
+struct LanguageModelTaskOptions {
+  std::string lang = "en";
+  int64_t vocab_size = 8000;  // at most; the tokenizer's, once it is trained
+  RnnOptions rnn = lm_rnn();
+  bool tie_embeddings = false;  // needs embed_dim = hidden_size
+  int64_t bptt = 35;
+  int64_t batch_size = 32;
+  /// Also checks that tied embeddings have embed_dim = hidden_size.
+  void bind(OptionBinder& b);
+  /// The model's options (vocab_size as it is here).
+  LanguageModelOptions model() const;
+  /// The language model's defaults of the recurrent keys (512 wide, 2 layers, dropout 0.2).
+  static RnnOptions lm_rnn();
+};
+
 /// The language-model task's config keys (corpus, tokenizer, model sizes, bptt, batch_size).
 ConfigSchema language_model_schema();
-
-/// Model options from a resolved config (vocab_size included). Throws UserError naming the key.
-LanguageModelOptions language_model_options(const Config& config);
 
 class LanguageModelTask : public Task, public TextGenerator {
  public:
@@ -58,7 +72,9 @@ class LanguageModelTask : public Task, public TextGenerator {
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   TextGenerator* text_generator() override { return this; }
 
-  LanguageModelImpl& language_model() override { return *model_; }
+  CausalDecoder& causal_decoder() override { return *model_; }
+  /// The recurrent model itself (training reads it with the carried TBPTT state).
+  LanguageModelImpl& language_model() { return *model_; }
   const Tokenizer& tokenizer() const override { return *tokenizer_; }
   /// The state the next batch of `split` starts from (h, c: [num_layers, B, hidden_size],
   /// detached); undefined before the first batch of the split.

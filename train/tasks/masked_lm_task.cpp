@@ -20,51 +20,73 @@ namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
-ConfigSchema masked_lm_schema() {
-  ConfigSchema s;
-  s.add("train_file", "english.txt", "corpus file in data_dir: one sentence per line")
-      .add("valid_every", "200", "line i (0-based) with (i+1) % valid_every == 0 is held out for validation")
-      .add("vocab_size", "8000", "SentencePiece vocabulary size, at most ([CLS] [SEP] [MASK] included)")
-      .merge(tokenizer_schema())
-      .merge(transformer_schema())
-      .set_default("activation", "gelu", "BERT: feed-forward activation (GELU, Devlin et al. sec. 3)")
-      .set_default("positions", "learned", "BERT: learned absolute positions (the only kind masked_lm takes)")
-      .set_default("attention_dropout", "0.1", "BERT: dropout on attention weights")
-      .add("num_layers", "4", "BERT: encoder layers L")
-      .add("max_positions", "128", "BERT: longest sequence in pieces, [CLS] and [SEP] included (position table rows)")
-      .add("type_vocab_size", "2", "BERT: segment (token type) embeddings")
-      .add("nsp", "false", "BERT: next-sentence prediction (pairs [CLS] A [SEP] B [SEP], B the following text or, "
-                           "half of the time, text from elsewhere; a pooler and a 2-way head; RoBERTa drops it)")
-      .add("mask_prob", "0.15", "share of the non-special positions of a sequence that are predicted (BERT: 0.15); "
-                                "of those 80% become [MASK], 10% a random piece, 10% stay")
-      .add("whole_word_masking", "false", "mask all pieces of a word together (a word: a piece starting with the "
-                                          "SentencePiece space mark and the pieces after it that do not)")
-      .add("batch_size", "32", "packed sequences per batch")
-      .add("normalize_words", "true", "the corpus is in the form `nlpzoo data english` writes (lowercase words, "
-                                      "accents folded, no punctuation): corpus lines and fill-mask input are brought "
-                                      "to it; false for a corpus that keeps case and punctuation");
-  return s;
+TransformerStackOptions BertKeys::bert_stack() {
+  TransformerStackOptions t;
+  t.activation = Activation::kGelu;
+  t.positions = PositionType::kLearned;
+  t.attention_dropout = 0.1;
+  return t;
 }
 
-BertOptions bert_options(const Config& c) {
-  const auto t = transformer_config(c);
-  if (t.positions != PositionType::kLearned)
+void BertKeys::bind(OptionBinder& b) {
+  stack.bind(b);
+  b.field("num_layers", num_layers, "BERT: encoder layers L", positive());
+  b.field("max_positions", max_positions,
+          "BERT: longest sequence in pieces, [CLS] and [SEP] included (position table rows)", at_least(3));
+  b.field("type_vocab_size", type_vocab_size, "BERT: segment (token type) embeddings", positive());
+  if (stack.positions != PositionType::kLearned)
     throw UserError("config key 'positions': BERT uses learned absolute positions; it needs positions = learned, got " +
-                    c.get("positions"));
+                    to_string(stack.positions));
+}
+
+BertOptions BertKeys::options(int64_t vocab_size) const {
   return BertOptions()
-      .vocab_size(config_int_at_least(c, "vocab_size", 8))
-      .d_model(t.layer.d_model())
-      .num_heads(t.layer.num_heads())
-      .num_layers(config_int_at_least(c, "num_layers"))
-      .ffn_dim(t.layer.ffn_dim())
-      .dropout(t.layer.dropout())
-      .attention_dropout(t.layer.attention_dropout())
-      .activation(t.layer.activation())
-      .pre_norm(t.layer.pre_norm())
-      .max_positions(config_int_at_least(c, "max_positions", 3))
-      .type_vocab_size(config_int_at_least(c, "type_vocab_size"))
-      .nsp(c.has("nsp") && c.get_bool("nsp"))  // the classification task has no NSP key
+      .vocab_size(vocab_size)
+      .d_model(stack.d_model)
+      .num_heads(stack.num_heads)
+      .num_layers(num_layers)
+      .ffn_dim(stack.ffn_dim)
+      .dropout(stack.dropout)
+      .attention_dropout(stack.attention_dropout)
+      .activation(stack.activation)
+      .pre_norm(stack.pre_norm)
+      .max_positions(max_positions)
+      .type_vocab_size(type_vocab_size)
       .pad_id(kPadId);
+}
+
+void MaskedLmOptions::bind(OptionBinder& b) {
+  b.field("train_file", train_file, "corpus file in data_dir: one sentence per line");
+  b.field("valid_every", valid_every, "line i (0-based) with (i+1) % valid_every == 0 is held out for validation",
+          at_least(2));
+  b.field("vocab_size", vocab_size, "SentencePiece vocabulary size, at most ([CLS] [SEP] [MASK] included)", at_least(8));
+  b.field("nsp", nsp,
+          "BERT: next-sentence prediction (pairs [CLS] A [SEP] B [SEP], B the following text or, half of the time, text "
+          "from elsewhere; a pooler and a 2-way head; RoBERTa drops it)");
+  b.field("mask_prob", mask_prob,
+          "share of the non-special positions of a sequence that are predicted (BERT: 0.15); of those 80% become "
+          "[MASK], 10% a random piece, 10% stay",
+          {[](double x) -> std::string {
+            if (!(x >= 0 && x < 1)) return "must be in [0, 1)";
+            return x > 0 ? "" : "must be in (0, 1)";
+          }});
+  b.field("whole_word_masking", whole_word_masking,
+          "mask all pieces of a word together (a word: a piece starting with the SentencePiece space mark and the "
+          "pieces after it that do not)");
+  b.field("batch_size", batch_size, "packed sequences per batch", positive());
+  b.field("normalize_words", normalize_words,
+          "the corpus is in the form `nlpzoo data english` writes (lowercase words, accents folded, no punctuation): "
+          "corpus lines and fill-mask input are brought to it; false for a corpus that keeps case and punctuation");
+}
+
+ConfigSchema masked_lm_schema() {
+  ConfigSchema s = schema_of<MaskedLmOptions>();
+  s.merge(tokenizer_schema())
+      .merge(schema_of<BertKeys>())
+      .set_default("activation", "gelu", "BERT: feed-forward activation (GELU, Devlin et al. sec. 3)")
+      .set_default("positions", "learned", "BERT: learned absolute positions (the only kind masked_lm takes)")
+      .set_default("attention_dropout", "0.1", "BERT: dropout on attention weights");
+  return s;
 }
 
 std::vector<std::string> parameters_without_weight_decay(const torch::nn::Module& model) {
@@ -82,18 +104,18 @@ constexpr uint64_t kTrainMask = 1, kValidMask = 2, kTrainPair = 3, kValidPair = 
 
 void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   // Every bad value is reported before the slow work (tokenizer, corpus) starts.
-  bert_options(config);
-  nsp_ = config.get_bool("nsp");
-  normalize_words_ = config.get_bool("normalize_words");
-  batch_size_ = config_int_at_least(config, "batch_size");
-  const int64_t valid_every = config_int_at_least(config, "valid_every", 2);
-  const double mask_prob = config_rate(config, "mask_prob");
-  if (mask_prob <= 0) throw UserError("config key 'mask_prob': must be in (0, 1), got " + config.get("mask_prob"));
-  seed_ = static_cast<uint64_t>(config.get_int("seed"));
+  const auto bert = bind_options<BertKeys>(config);
+  auto options = bind_options<MaskedLmOptions>(config);
+  nsp_ = options.nsp;
+  normalize_words_ = options.normalize_words;
+  batch_size_ = options.batch_size;
+  const int64_t valid_every = options.valid_every;
+  const double mask_prob = options.mask_prob;
+  seed_ = static_cast<uint64_t>(run_keys(config).seed);
   if (context.splits.count(Split::kTest))
     throw UserError("masked_lm has no test split, only valid (held out by valid_every): evaluate --split valid");
 
-  const std::string path = context.data_dir + "/" + config.get("train_file");
+  const std::string path = context.data_dir + "/" + options.train_file;
   const bool need_tokenizer_text = restored_spm_.empty() && !context.resume;
   std::map<Split, std::vector<std::string>> lines;
   if (!context.splits.empty() || need_tokenizer_text) {
@@ -118,14 +140,15 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
         atomic_write_text(spm_input, text);
         return std::vector<std::string>{spm_input};
       },
-      restored_spm_, config.get_int("vocab_size"), config, context, bert_special_pieces());
+      restored_spm_, options.vocab_size, config, context, bert_special_pieces());
   if (!context.run_dir.empty()) fs::remove(spm_input);
   if (tokenizer_->id_to_piece(kMaskId) != "[MASK]")
     throw UserError("the run's SentencePiece model has no [CLS] [SEP] [MASK] at ids 4-6 (not made by masked_lm)");
-  config.set("vocab_size", std::to_string(tokenizer_->vocab_size()));
-  const auto options = bert_options(config);
-  model_ = BertForPreTraining(options);
-  max_positions_ = options.max_positions();
+  // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
+  options.vocab_size = tokenizer_->vocab_size();
+  write_options(options, config);
+  model_ = BertForPreTraining(bert.options(options.vocab_size).nsp(nsp_));
+  max_positions_ = bert.max_positions;
   if (nsp_ && max_positions_ < 5)
     throw UserError("config key 'max_positions': nsp = true needs room for [CLS] A [SEP] B [SEP], at least 5, got " +
                     std::to_string(max_positions_));
@@ -134,7 +157,7 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   masking_.mask_prob = mask_prob;
   masking_.vocab_size = tokenizer_->vocab_size();
   masking_.first_random_id = kMaskId + 1;
-  if (config.get_bool("whole_word_masking")) {
+  if (options.whole_word_masking) {
     masking_.word_start.resize(masking_.vocab_size);
     for (int64_t id = 0; id < masking_.vocab_size; ++id)
       masking_.word_start[id] = id == kUnkId || tokenizer_->id_to_piece(id).rfind("\xE2\x96\x81", 0) == 0;

@@ -31,18 +31,42 @@
 #include "datasets/masked_lm.h"
 #include "datasets/tokenizer.h"
 #include "models/bert/bert.h"
+#include "train/tasks/component_schemas.h"
 #include "train/task.h"
 #include "train/tasks/mask_filler.h"
 
 namespace nlpzoo {
 
+/// The size keys of a BERT encoder (Devlin et al. 2019), the masked_lm run's and the
+/// fine-tuned classifier's: a Transformer stack (positions learned, the only kind BERT takes),
+/// num_layers, max_positions and type_vocab_size. Reading also checks positions = learned.
+struct BertKeys {
+  TransformerStackOptions stack = bert_stack();
+  int64_t num_layers = 4;       // encoder layers L
+  int64_t max_positions = 128;  // position table rows, [CLS] and [SEP] included
+  int64_t type_vocab_size = 2;  // segment embeddings
+  void bind(OptionBinder& b);
+  /// BertOptions of these sizes over `vocab_size` pieces (nsp false).
+  BertOptions options(int64_t vocab_size) const;
+  /// BERT's defaults of the stack: GELU, learned positions, attention dropout 0.1.
+  static TransformerStackOptions bert_stack();
+};
+
+/// The masked_lm task's own keys (corpus, vocabulary, masking, batching).
+struct MaskedLmOptions {
+  std::string train_file = "english.txt";
+  int64_t valid_every = 200;  // line i with (i+1) % valid_every == 0 is held out
+  int64_t vocab_size = 8000;  // at most; the tokenizer's, once it is trained
+  bool nsp = false;
+  double mask_prob = 0.15;
+  bool whole_word_masking = false;
+  int64_t batch_size = 32;
+  bool normalize_words = true;
+  void bind(OptionBinder& b);
+};
+
 /// The masked_lm task's config keys (corpus, tokenizer, BERT sizes, masking, batch_size).
 ConfigSchema masked_lm_schema();
-
-/// BERT options from a resolved config (vocab_size included; nsp false when the config has no
-/// such key, as the classification task's). Throws UserError naming the key for a bad size, a
-/// rate outside [0, 1), or positions other than learned.
-BertOptions bert_options(const Config& config);
 
 /// The parameters AdamW should not decay (BERT's exclude_from_weight_decay: biases and LayerNorm
 /// weights, i.e. every parameter of fewer than 2 dimensions), by their names in `model`.

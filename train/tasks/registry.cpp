@@ -7,6 +7,7 @@
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/classification_task.h"
+#include "train/tasks/component_schemas.h"
 #include "train/tasks/translation_task.h"
 #include "train/tasks/word2vec_task.h"
 #include "train/trainer.h"
@@ -68,7 +69,7 @@ LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& devi
   if (!data_dir.empty()) run.config.set("data_dir", data_dir);
   run.task = make_task(run.header.task);
   run.task->restore_artifacts(run.header.artifacts);
-  TaskContext context{run.config.get("data_dir"), "", splits, /*resume=*/true};
+  TaskContext context{run_keys(run.config).data_dir, "", splits, /*resume=*/true};
   run.task->setup(run.config, context);
   auto model = run.task->model();
   load_checkpoint_weights(checkpoint_path, *model, nullptr, /*restore_rng=*/false);

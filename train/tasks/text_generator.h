@@ -2,7 +2,7 @@
 // The capability "this task's model generates text" (language models). `nlpzoo generate`
 // works with the run of any task that offers it (Task::text_generator).
 #include "datasets/tokenizer.h"
-#include "models/rnn/language_model.h"
+#include "models/causal_decoder.h"
 
 namespace nlpzoo {
 
@@ -10,7 +10,7 @@ class TextGenerator {
  public:
   virtual ~TextGenerator() = default;
   /// The model sampling draws from (infer/sampling.h).
-  virtual LanguageModelImpl& language_model() = 0;
+  virtual CausalDecoder& causal_decoder() = 0;
   /// The SentencePiece model the text is encoded and decoded with.
   virtual const Tokenizer& tokenizer() const = 0;
 };

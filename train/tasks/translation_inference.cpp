@@ -7,8 +7,6 @@
 
 #include "core/io.h"
 #include "infer/bleu.h"
-#include "infer/export_seq2seq.h"
-#include "infer/export_transformer.h"
 #include "infer/translator.h"
 #include "train/evaluation.h"
 #include "train/tasks/translation_task.h"
@@ -53,7 +51,7 @@ Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options)
   if (options.search != nullptr)
     search = *options.search;
   else
-    search.length_penalty = length_penalty_;  // the run's own, as the CLI's default is
+    search.length_penalty = options_.length_penalty;  // the run's own, as the CLI's default is
   const Translator translator(decoder(), source_tokenizer(), target_tokenizer(), max_positions(), options.device);
   // The decoded subset (the benches' and the quickstart's bound); the loss above covers all.
   ParallelCorpus corpus = raw_split(split);
@@ -82,24 +80,21 @@ Metrics TranslationTask::evaluate(Split split, const EvaluationOptions& options)
 std::vector<std::string> TranslationTask::export_torchscript(const std::string& path, const std::string& config_ini) {
   auto extra = artifacts();
   extra["config.ini"] = config_ini;
-  if (rnn() != nullptr)
-    export_seq2seq(path, *rnn(), extra);
-  else
-    export_transformer(path, *transformer(), extra);
+  model_->export_twin(path, extra);
   std::vector<std::string> names;
   for (const auto& [name, bytes] : extra) names.push_back(name);
   return names;
 }
 
 int64_t TranslationTask::attention_heads() const {
-  return transformer_ ? transformer_->options().num_heads() : 0;
+  return model_->attention_heads();
 }
 
 void TranslationTask::set_attention_head(int64_t head) {
   if (head < -1 || head >= attention_heads())
     throw std::out_of_range("attention head " + std::to_string(head) + " is outside [-1, " +
                             std::to_string(attention_heads()) + ")");
-  if (transformer_) transformer_->set_attention_head(head);
+  model_->set_attention_head(head);
 }
 
 }  // namespace nlpzoo

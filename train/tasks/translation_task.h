@@ -14,26 +14,33 @@
 
 #include "datasets/parallel_corpus.h"
 #include "datasets/tokenizer.h"
-#include "models/seq2seq/seq2seq.h"
-#include "models/transformer/transformer.h"
 #include "train/task.h"
+#include "train/tasks/architectures.h"
 #include "train/tasks/batch_plans.h"
 #include "train/tasks/translation_model.h"
 
 namespace nlpzoo {
 
-/// The translation task's config keys (corpus, tokenizers, model sizes, loss).
-ConfigSchema translation_schema();
+/// The translation task's own keys; the architecture's are its (train/tasks/architectures.h).
+struct TranslationOptions {
+  std::string src_lang = "es", tgt_lang = "en";
+  int64_t src_vocab_size = 8000, tgt_vocab_size = 8000;  // at most; the tokenizers', once trained
+  int64_t max_positions = 64;  // longest sequence in pieces, EOS/BOS included
+  std::string arch = "rnn";    // a registered encoder-decoder (seq2seq_architectures)
+  double label_smoothing = 0;
+  double length_penalty;       // beam search's score log P / length^alpha: search's own default
+  int64_t max_tokens = 3000, max_sentences = 0;
+  TranslationOptions();
+  void bind(OptionBinder& b);
+};
 
-/// Model options from a resolved config (vocabulary sizes included). Throw UserError naming
-/// the key for a bad value.
-Seq2SeqOptions seq2seq_options(const Config& config);
-TransformerOptions transformer_options(const Config& config);
+/// The translation task's config keys (corpus, tokenizers, every encoder-decoder's sizes, loss).
+ConfigSchema translation_schema();
 
 class TranslationTask : public Task, public TranslationModel {
  public:
   void setup(Config& config, const TaskContext& context) override;
-  std::shared_ptr<torch::nn::Module> model() override { return module_; }
+  std::shared_ptr<torch::nn::Module> model() override { return model_ ? model_->module() : nullptr; }
   int64_t num_batches(Split split, int64_t epoch) override;
   /// tensors: "src" [B, S] int64, "tgt_in" [B, T] int64, "tgt_out" [B, T] int64 (kPadId padding);
   /// num_tokens = real target tokens (EOS included).
@@ -41,7 +48,7 @@ class TranslationTask : public Task, public TranslationModel {
   /// Cross-entropy summed over real target tokens; label smoothing (Szegedy et al. 2016) only
   /// while the model is in training mode, so evaluation reports the true perplexity.
   LossOutput loss(const Batch& batch) override;
-  /// Tokens with perplexity; d_model for noam when arch = transformer.
+  /// Tokens with perplexity; the model's d_model for noam (the Transformer's).
   TrainingProfile training_profile() const override;
   /// "spm.src.model", "spm.tgt.model": the SentencePiece model files' bytes.
   std::map<std::string, std::string> artifacts() const override;
@@ -58,14 +65,11 @@ class TranslationTask : public Task, public TranslationModel {
   TranslationModel* translation_model() override { return this; }
 
   /// The model as search sees it.
-  IncrementalDecoder& decoder() override { return *decoder_; }
-  /// The model by architecture: exactly one is not null.
-  Seq2SeqImpl* rnn() { return rnn_ ? rnn_.get() : nullptr; }
-  TransformerSeq2SeqImpl* transformer() { return transformer_ ? transformer_.get() : nullptr; }
+  IncrementalDecoder& decoder() override { return model_->decoder(); }
   const Tokenizer& source_tokenizer() const override { return *src_tok_; }
   const Tokenizer& target_tokenizer() const override { return *tgt_tok_; }
   int64_t max_positions() const override;
-  /// The Transformer's num_heads; 0 for the RNN (one attention).
+  /// The model's cross-attention heads (the Transformer's num_heads); 0 for one attention (the RNN).
   int64_t attention_heads() const override;
   void set_attention_head(int64_t head) override;
   /// The raw sentences of a split (read by setup from context.splits). Throws UserError if the
@@ -82,16 +86,11 @@ class TranslationTask : public Task, public TranslationModel {
                           const Config& config, const TaskContext& context);
   const std::vector<std::vector<int64_t>>& plan(Split split, int64_t epoch);
 
-  Seq2Seq rnn_{nullptr};
-  TransformerSeq2Seq transformer_{nullptr};
-  std::shared_ptr<torch::nn::Module> module_;
-  IncrementalDecoder* decoder_ = nullptr;
+  std::unique_ptr<Seq2SeqModel> model_;
   std::optional<Tokenizer> src_tok_, tgt_tok_;
   std::map<std::string, std::string> restored_;
-  int64_t max_positions_ = 64, max_tokens_ = 3000, max_sentences_ = 0;
+  TranslationOptions options_;  // length_penalty: evaluate's default when given no search
   uint64_t seed_ = 0;
-  double label_smoothing_ = 0;
-  double length_penalty_ = 0;  // the config's: evaluate's default when given no search
   std::map<Split, ParallelCorpus> raw_;
   std::map<Split, std::vector<Example>> examples_;
   BatchPlans plans_;
