@@ -2,7 +2,6 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,38 +91,54 @@ void apply(Config& config, const ConfigSchema& schema, const po::parsed_options&
   }
 }
 
-// Checks Boost's INI reader does not make: it keeps the last of two values of a key in one
-// file without a word and reports no line numbers, and it turns "[model]" into a prefix
-// ("model.cell"), so that a sectioned file fails later with a missing 'task' or an unknown key.
-// A key written twice is almost always an edit gone wrong, and nlpzoo's configs are flat, so
-// both are refused here, on the text, with their lines. A line is "key = value"; '#' starts a
-// comment.
-void check_ini_text(const std::string& text, const std::string& origin) {
+// The "key = value" lines of INI text ('#' starts a comment), with the checks Boost's INI reader
+// does not make: it keeps the last of two values of a key in one file without a word and reports
+// no line numbers, and it turns "[model]" into a prefix ("model.cell"), so that a sectioned file
+// fails later with a missing 'task' or an unknown key. A key written twice is almost always an
+// edit gone wrong, and nlpzoo's configs are flat, so both are refused here with their lines.
+struct IniLine {
+  std::string key, value;
+  int64_t line_no;
+};
+
+std::vector<IniLine> scan_ini(const std::string& text, const std::string& origin) {
+  const auto trim = [](std::string x) {
+    x.erase(0, x.find_first_not_of(" \t"));
+    x.erase(x.find_last_not_of(" \t\r") + 1);
+    return x;
+  };
+  std::vector<IniLine> lines;
   std::map<std::string, int64_t> first_line;
   std::istringstream in(text);
   int64_t line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
-    line = line.substr(0, line.find('#'));
-    const auto first = line.find_first_not_of(" \t");
-    if (first != std::string::npos && line[first] == '[')
-      throw UserError(origin + ":" + std::to_string(line_no) + ": '" + line.substr(first, line.find_last_not_of(" \t\r") + 1 - first) +
+    line = trim(line.substr(0, line.find('#')));
+    if (!line.empty() && line[0] == '[')
+      throw UserError(origin + ":" + std::to_string(line_no) + ": '" + line +
                       "': nlpzoo configs have no sections; write every key at the top level (remove this line)");
     const auto eq = line.find('=');
     if (eq == std::string::npos) continue;
-    std::string key = line.substr(0, eq);
-    key.erase(0, key.find_first_not_of(" \t"));
-    key.erase(key.find_last_not_of(" \t\r") + 1);
+    const std::string key = trim(line.substr(0, eq));
     if (key.empty()) continue;
     const auto [it, fresh] = first_line.emplace(key, line_no);
     if (!fresh)
       throw UserError(origin + ":" + std::to_string(line_no) + ": config key '" + key + "' is given twice (also on line " +
                       std::to_string(it->second) + "); keep one");
+    lines.push_back({key, trim(line.substr(eq + 1)), line_no});
   }
+  return lines;
+}
+
+// The value of a top-level `key = value` line and its line number (0: none).
+std::pair<std::string, int64_t> find_key(const std::vector<IniLine>& lines, const std::string& wanted) {
+  for (const auto& l : lines)
+    if (l.key == wanted) return {l.value, l.line_no};
+  return {"", 0};
 }
 
 void apply_ini(Config& config, const ConfigSchema& schema, const std::string& text, const std::string& origin) {
-  check_ini_text(text, origin);
+  scan_ini(text, origin);
   std::istringstream in(text);
   try {
     apply(config, schema, po::parse_config_file(in, describe(schema), /*allow_unregistered=*/true), origin);
@@ -136,25 +151,6 @@ void apply_ini(Config& config, const ConfigSchema& schema, const std::string& te
 std::string without_bom(std::string text) {
   strip_utf8_bom(text);
   return text;
-}
-
-// The value of a top-level `key = value` line of INI text and its line number (0: none).
-std::pair<std::string, int64_t> find_key(const std::string& text, const std::string& wanted) {
-  std::istringstream in(text);
-  int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    line = line.substr(0, line.find('#'));
-    const auto eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const auto trim = [](std::string x) {
-      x.erase(0, x.find_first_not_of(" \t"));
-      x.erase(x.find_last_not_of(" \t\r") + 1);
-      return x;
-    };
-    if (trim(line.substr(0, eq)) == wanted) return {trim(line.substr(eq + 1)), line_no};
-  }
-  return {"", 0};
 }
 
 // The text with line `line_no` (1-based) left empty, so that the other lines keep their numbers.
@@ -188,8 +184,7 @@ std::vector<IniFile> preset_chain(const std::string& ini_path) {
       }
     seen.push_back(canonical);
     std::string text = without_bom(read_file(path));
-    check_ini_text(text, path);
-    const auto [base, line_no] = find_key(text, "base");
+    const auto [base, line_no] = find_key(scan_ini(text, path), "base");
     if (line_no > 0) text = blank_line(text, line_no);
     chain.push_back({path, text});
     if (line_no == 0) break;
@@ -247,64 +242,10 @@ const std::string& Config::get(const std::string& key) const {
   return it->second;
 }
 
-int64_t Config::get_int(const std::string& key) const {
-  const auto& v = get(key);
-  try {
-    size_t used = 0;
-    int64_t x = std::stoll(v, &used);
-    if (used == v.size()) return x;
-  } catch (const std::exception&) {
-  }
-  throw UserError("config key '" + key + "': expected an integer, got '" + v + "'");
-}
-
-double Config::get_double(const std::string& key) const {
-  const auto& v = get(key);
-  try {
-    size_t used = 0;
-    double x = std::stod(v, &used);
-    if (used == v.size()) return x;
-  } catch (const std::exception&) {
-  }
-  throw UserError("config key '" + key + "': expected a number, got '" + v + "'");
-}
-
-bool Config::get_bool(const std::string& key) const {
-  const auto& v = get(key);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  throw UserError("config key '" + key + "': expected true or false, got '" + v + "'");
-}
-
-int64_t config_int_at_least(const Config& c, const std::string& key, int64_t minimum) {
-  const int64_t v = c.get_int(key);
-  if (v < minimum)
-    throw UserError("config key '" + key + "': must be " +
-                    (minimum == 1 ? std::string("positive") : "at least " + std::to_string(minimum)) + ", got " + c.get(key));
-  return v;
-}
-
-double config_rate(const Config& c, const std::string& key) {
-  const double v = c.get_double(key);
-  if (!(v >= 0 && v < 1)) throw UserError("config key '" + key + "': must be in [0, 1), got " + c.get(key));
-  return v;
-}
-
-double config_double_at_least(const Config& c, const std::string& key, double minimum) {
-  const double v = c.get_double(key);
-  // Written so that NaN fails too (every comparison with NaN is false).
-  if (!(std::isfinite(v) && v >= minimum)) {
-    std::ostringstream bound;
-    bound << minimum;
-    throw UserError("config key '" + key + "': must be a finite number >= " + bound.str() + ", got " + c.get(key));
-  }
-  return v;
-}
-
 std::string read_task_name(const std::string& ini_path) {
   std::string task;
   for (const auto& file : preset_chain(ini_path)) {
-    const auto [value, line_no] = find_key(file.text, "task");
+    const auto [value, line_no] = find_key(scan_ini(file.text, file.path), "task");
     if (line_no > 0) task = value;
   }
   if (task.empty()) throw UserError(ini_path + ": missing the 'task' key (e.g. task = translation)");

@@ -56,29 +56,12 @@ class Config {
 
   bool has(const std::string& key) const { return values_.count(key) > 0; }
   const std::string& get(const std::string& key) const;
-  /// Typed getters; a value that does not parse throws UserError("config key 'k': ...").
-  int64_t get_int(const std::string& key) const;
-  double get_double(const std::string& key) const;
-  bool get_bool(const std::string& key) const;
   void set(const std::string& key, const std::string& value) { values_[key] = value; }
   const std::map<std::string, std::string>& values() const { return values_; }
 
  private:
   std::map<std::string, std::string> values_;
 };
-
-/// config.get_int(key), which must be >= minimum. Throws UserError("config key 'k': must be
-/// positive, got v") for minimum 1, "... must be at least m, got v" otherwise.
-int64_t config_int_at_least(const Config& config, const std::string& key, int64_t minimum = 1);
-
-/// config.get_double(key), which must be a rate in [0, 1) (dropout, label smoothing). Throws
-/// UserError("config key 'k': must be in [0, 1), got v") otherwise.
-double config_rate(const Config& config, const std::string& key);
-
-/// config.get_double(key), which must be a finite number >= minimum (a learning rate, a norm, a
-/// budget). Throws UserError("config key 'k': must be a finite number >= m, got v") otherwise,
-/// NaN and inf included.
-double config_double_at_least(const Config& config, const std::string& key, double minimum = 0.0);
 
 /// One INI file of a preset chain: its path and its text (a byte-order mark and the `base`
 /// line removed, the other lines kept where they were so that errors name them).

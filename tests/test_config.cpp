@@ -114,22 +114,6 @@ TEST(ComponentConfig, ReadersCheckEveryKeyOnce) {
         << task;
 }
 
-TEST(ConfigChecks, IntAtLeastAndRateNameTheKeyAndTheValue) {
-  Config c;
-  c.set("k", "1");
-  c.set("p", "0.5");
-  EXPECT_EQ(config_int_at_least(c, "k"), 1);
-  EXPECT_EQ(user_error_of([&] { config_int_at_least(c, "k", 2); }), "config key 'k': must be at least 2, got 1");
-  c.set("k", "0");
-  EXPECT_EQ(config_int_at_least(c, "k", 0), 0);
-  EXPECT_EQ(user_error_of([&] { config_int_at_least(c, "k"); }), "config key 'k': must be positive, got 0");
-  EXPECT_DOUBLE_EQ(config_rate(c, "p"), 0.5);
-  c.set("p", "-0.1");
-  EXPECT_EQ(user_error_of([&] { config_rate(c, "p"); }), "config key 'p': must be in [0, 1), got -0.1");
-  c.set("p", "nan");
-  EXPECT_NE(user_error_of([&] { config_rate(c, "p"); }).find("must be in [0, 1)"), std::string::npos);
-}
-
 TEST(LoadedSplit, MissingSplitIsAUserErrorNamingIt) {
   const std::map<Split, int> data = {{Split::kTrain, 7}};
   EXPECT_EQ(loaded_split(data, Split::kTrain), 7);
@@ -241,7 +225,7 @@ TEST(Config, TrainerValuesAreCheckedAndNameTheKey) {
     const auto e = user_error_of([&] { check_trainer_config(resolved(trainer_schema(), {"--" + key, value})); });
     EXPECT_NE(e.find("config key '" + key + "'"), std::string::npos) << key << " = " << value << ": " << e;
   }
-  EXPECT_EQ(config_double_at_least(resolved(trainer_schema(), {"--lr", "1e-3"}), "lr"), 1e-3);
+  EXPECT_EQ(check_trainer_config(resolved(trainer_schema(), {"--lr", "1e-3"})).optimizer.lr, 1e-3);
 }
 
 // A split the task did not load is a clear error, and asking for it leaves the task as it was

@@ -65,7 +65,7 @@ class FineTune : public ::testing::Test {
          "--valid_interval", "100", "--log_interval", "100", "--device", "cpu"});
     // As nlpzoo train does: seeded before the model is built, so the suite's encoder does not
     // depend on which tests ran before it.
-    torch::manual_seed(static_cast<uint64_t>(config.get_int("seed")));
+    torch::manual_seed(static_cast<uint64_t>(bind_options<TrainerOptions>(config).seed));
     MaskedLmTask task;
     const auto run = (*root_ / "bert").string();
     task.setup(config, {(*root_ / "corpus").string(), run, {Split::kTrain, Split::kValid}});
@@ -162,7 +162,7 @@ TEST_F(FineTune, InitFromLoadsExactlyTheEncoderAndLeavesTheHeadFresh) {
   EXPECT_EQ(c.get("d_model"), "16");
   EXPECT_EQ(c.get("num_layers"), "1");
   EXPECT_EQ(c.get("max_positions"), "24");
-  EXPECT_EQ(c.get_int("vocab_size"), task->tokenizer().vocab_size());
+  EXPECT_EQ(c.get("vocab_size"), std::to_string(task->tokenizer().vocab_size()));
   // One line says what was loaded and what is fresh.
   EXPECT_NE(out.find("init_from " + bert_run() + "/checkpoint_last.pt (masked_lm, step 4): loaded " +
                      std::to_string(equal) + " tensors"),

@@ -261,7 +261,7 @@ TEST_F(MaskedLmTaskTest, BatchesAreMaskedPackedSequences) {
   MaskedLmTask task;
   task.setup(config, {(*dir_ / "data").string(), (*dir_ / "run").string(), {Split::kTrain, Split::kValid}});
   EXPECT_EQ(task.tokenizer().id_to_piece(kMaskId), "[MASK]");
-  EXPECT_EQ(config.get_int("vocab_size"), task.tokenizer().vocab_size());
+  EXPECT_EQ(config.get("vocab_size"), std::to_string(task.tokenizer().vocab_size()));
   EXPECT_FALSE(fs::exists(*dir_ / "run" / "spm_input.txt"));
   const auto& train = task.sequences(Split::kTrain);
   for (const auto& s : train) {

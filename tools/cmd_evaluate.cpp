@@ -66,7 +66,7 @@ int run_evaluate(const std::vector<std::string>& args) {
     // The corpus folder is the run's unless given.
     const std::string data_dir = vm->count("data-dir") ? (*vm)["data-dir"].as<std::string>() : "";
     run = load_run_from_flags(*vm, data_dir, {split});
-    apply_run_search_defaults(search, *vm, run.config);
+    apply_run_search_defaults(search, *vm, run);
     const auto autocast = inference_precision(*vm, run);
     EvaluationOptions options;
     options.device = parse_device((*vm)["device"].as<std::string>());

@@ -37,7 +37,7 @@ int run_translate(const std::vector<std::string>& args) {
       throw UserError("--attention-png: folder " + dir.string() + " does not exist");
   }
   auto run = load_run_from_flags(*vm);
-  apply_run_search_defaults(options, *vm, run.config);
+  apply_run_search_defaults(options, *vm, run);
   const auto autocast = inference_precision(*vm, run);
   auto& task = translation_model(run);
   if (const int64_t head = (*vm)["attention-head"].as<int64_t>(); head != -1) {

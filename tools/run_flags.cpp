@@ -1,6 +1,7 @@
 #include "tools/run_flags.h"
 
 #include "core/io.h"
+#include "train/tasks/translation_task.h"
 #include "train/trainer.h"
 
 namespace nlpzoo::cli {
@@ -63,9 +64,9 @@ SearchOptions search_options(const po::variables_map& vm) {
   return o;
 }
 
-void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const Config& run_config) {
-  if (!vm["length-penalty"].defaulted() || !run_config.has("length_penalty")) return;
-  o.length_penalty = run_config.get_double("length_penalty");
+void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const LoadedRun& run) {
+  if (!vm["length-penalty"].defaulted() || run.header.task != "translation") return;
+  o.length_penalty = bind_options<TranslationOptions>(run.config).length_penalty;
   validate_search_options(o);
 }
 

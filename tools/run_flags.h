@@ -22,7 +22,7 @@ SearchOptions search_options(const po::variables_map& vm);
 /// The run's own decoding default under those flags: its config's length_penalty (a translation
 /// run's key, chosen per model) unless --length-penalty was given. Throws UserError as
 /// validate_search_options.
-void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const Config& run_config);
+void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const LoadedRun& run);
 
 /// --run-dir (required), --checkpoint best|last, --device, --precision.
 void add_run_flags(po::options_description& desc);

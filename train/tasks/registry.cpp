@@ -66,7 +66,11 @@ LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& devi
   LoadedRun run;
   run.header = read_checkpoint_header(checkpoint_path);
   run.config = Config::from_ini_text(task_schema(run.header.task), run.header.config, checkpoint_path + " (config)");
-  if (!data_dir.empty()) run.config.set("data_dir", data_dir);
+  if (!data_dir.empty()) {
+    auto keys = run_keys(run.config);
+    keys.data_dir = data_dir;
+    write_options(keys, run.config);
+  }
   run.task = make_task(run.header.task);
   run.task->restore_artifacts(run.header.artifacts);
   TaskContext context{run_keys(run.config).data_dir, "", splits, /*resume=*/true};

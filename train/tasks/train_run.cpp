@@ -48,8 +48,8 @@ PreparedRun prepare_train_run(const TrainRequest& request) {
   run.config = Config::resolve(task_schema(run.task_name), run.config_path, request.overrides);
   // A bad value of the Trainer's keys (lr, device, precision, ...) fails now, not after the
   // tokenizer is trained and the corpus read (and, with --nproc, once rather than per worker).
-  check_trainer_config(run.config);
-  run.device = parse_device(run.config.get("device"));
+  run.trainer = check_trainer_config(run.config);
+  run.device = parse_device(run.trainer.device);
   return run;
 }
 
@@ -74,11 +74,11 @@ int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& la
       check_run_dir(run.run_dir, run.resume);
     }
     // Seed before the model is built, so parameter initialisation is reproducible too.
-    torch::manual_seed(static_cast<uint64_t>(run.config.get_int("seed")));
+    torch::manual_seed(static_cast<uint64_t>(run.trainer.seed));
     auto task = make_task(run.task_name);
     // Rank 0 trains the tokenizers into the run folder; the other ranks then read them.
     const auto setup = [&](bool reuse) {
-      task->setup(run.config, {run.config.get("data_dir"), run.run_dir, {Split::kTrain, Split::kValid}, reuse});
+      task->setup(run.config, {run.trainer.data_dir, run.run_dir, {Split::kTrain, Split::kValid}, reuse});
     };
     if (group)
       group->rank0_first([&] { setup(run.resume || group->rank() != 0); });

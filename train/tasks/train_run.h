@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "train/distributed.h"
+#include "train/trainer.h"
 
 namespace nlpzoo {
 
@@ -28,6 +29,7 @@ struct PreparedRun {
   std::string run_dir, config_path, task_name;
   bool resume = false;
   Config config;  // the INI file under the overrides: this invocation's keys
+  TrainerOptions trainer;  // config's Trainer keys, checked
   torch::Device device = torch::kCPU;
 };
 

@@ -14,6 +14,7 @@
 #include "train/checkpoint.h"
 #include "train/run_lock.h"
 #include "train/tasks/registry.h"
+#include "train/trainer.h"
 #include "train/tasks/word_vector_source.h"
 #include "train/zoo/manifest.h"
 #include "train/zoo/tolerance.h"
@@ -145,7 +146,9 @@ void update_entry(const ZooSuite& suite, json& e, const std::string& name, const
 
 int64_t trained_seed(const std::string& checkpoint) {
   const auto header = read_checkpoint_header(checkpoint);
-  return Config::from_ini_text(task_schema(header.task), header.config, checkpoint + " (config)").get_int("seed");
+  return bind_options<TrainerOptions>(
+             Config::from_ini_text(task_schema(header.task), header.config, checkpoint + " (config)"))
+      .seed;
 }
 
 std::string export_problem(const std::string& dir, const std::string& name) {
