@@ -343,6 +343,7 @@ class LinearTask : public Task {
   TrainingProfile profile;
   bool in_place = false;
   int64_t throw_at_loss = -1;                  // throw from the n-th loss() call
+  bool nan_in_place = false;                   // train_in_place's updates diverge
   std::chrono::microseconds batch_delay{0};    // make_batch's work, to widen races
   std::atomic<int> in_flight{0}, max_in_flight{0};
   std::mutex order_mutex;
@@ -383,6 +384,7 @@ class LinearTask : public Task {
   bool updates_in_place() const override { return in_place; }
   LossOutput train_in_place(const Batch& b, double lr) override {
     auto out = loss(b);
+    if (nan_in_place) out.loss_sum = out.loss_sum * std::nan("");
     return {out.loss_sum.detach().to(torch::kDouble), out.num_tokens};
   }
   TrainingProfile training_profile() const override { return profile; }
@@ -525,6 +527,28 @@ TEST(TrainerParts, BestCheckpointIsALinkToTheLastOneThatImproved) {
   EXPECT_EQ(read_file(best), bytes);
   EXPECT_NE(inode(best).first, inode(last).first);
   EXPECT_EQ(inode(best).second, 1u);
+  fs::remove_all(dir);
+}
+
+// A diverging run stops with an error naming the cause and the steps, and saves nothing after the
+// last state known finite: with lr 1e38 it ran to its budget, exit 0, and a NaN model became
+// checkpoint_best.pt ("new best loss").
+TEST(TrainerParts, DivergenceStopsTheRunAndSavesNothingNonFinite) {
+  const auto dir = temp_dir("diverge");
+  Config good = linear_config({"--valid_interval", "2", "--max_steps", "2"});
+  auto task = linear_task(good);
+  ASSERT_EQ(Trainer(*task, good, "linear", dir).train(false), 0);
+  const auto best = read_file(dir + "/checkpoint_best.pt"), last = read_file(dir + "/checkpoint_last.pt");
+  for (const auto* in_place : {"false", "true"}) {
+    Config bad = linear_config({"--valid_interval", "2", "--max_steps", "12", "--lr", "1e38", "--log_interval", "4"});
+    auto again = linear_task(bad);
+    again->in_place = again->nan_in_place = std::string(in_place) == "true";  // a loss only, no gradient norm
+    const auto error = test::user_error_of([&] { Trainer(*again, bad, "linear", dir).train(true); });
+    EXPECT_NE(error.find("the run diverged"), std::string::npos) << error;
+    EXPECT_NE(error.find("not finite"), std::string::npos) << error;
+    EXPECT_EQ(read_file(dir + "/checkpoint_best.pt"), best) << in_place;
+    EXPECT_EQ(read_file(dir + "/checkpoint_last.pt"), last) << in_place;
+  }
   fs::remove_all(dir);
 }
 
