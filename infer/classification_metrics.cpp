@@ -68,14 +68,25 @@ ClassificationScores scores_from_confusion(const std::vector<std::vector<int64_t
   const double n = static_cast<double>(s.total);
   const double denominator = std::sqrt((n * n - sum_p2) * (n * n - sum_t2));
   s.mcc = denominator > 0 ? (static_cast<double>(correct) * n - sum_pt) / denominator : 0.0;
+  s.positive = positive_class(s.labels);
+  if (s.positive >= 0) s.positive_f1 = s.f1[s.positive];
   return s;
+}
+
+int64_t positive_class(const std::vector<std::string>& labels) {
+  if (labels.size() != 2) return -1;
+  for (size_t c = 0; c < labels.size(); ++c)
+    if (labels[c] == "1") return static_cast<int64_t>(c);
+  return -1;
 }
 
 std::string ClassificationScores::report() const {
   std::ostringstream out;
   out << std::fixed << std::setprecision(4);
   out << "accuracy " << accuracy << " (" << static_cast<int64_t>(accuracy * total + 0.5) << " of " << total
-      << ") | macro-F1 " << macro_f1 << " | MCC " << mcc << "\n";
+      << ") | macro-F1 " << macro_f1 << " | MCC " << mcc;
+  if (positive >= 0) out << " | F1 of label " << labels[positive] << " " << positive_f1;
+  out << "\n";
   size_t width = 5;  // "label"
   for (const auto& l : labels) width = std::max(width, l.size());
   const int w = static_cast<int>(width) + 2;

@@ -24,6 +24,11 @@ struct ClassificationScores {
   // c = correct, s = total, p_k = predicted as k, t_k = gold k; 0 when the denominator is 0
   // (every prediction or every gold label one class), as scikit-learn's matthews_corrcoef.
   double mcc = 0;
+  // The positive class of a two-class task, as GLUE scores MRPC and QQP (and scikit-learn's
+  // f1_score with its default pos_label=1): the label named "1"; -1 when the task has another
+  // number of classes or no such label. positive_f1 is f1[positive] (0 without one).
+  int64_t positive = -1;
+  double positive_f1 = 0;
 
   /// A text report: accuracy and macro-F1, a table of precision / recall / F1 / support per
   /// label, and the confusion matrix with the label names (rows gold, columns predicted).
@@ -32,6 +37,9 @@ struct ClassificationScores {
 
 /// Scores `predicted` against `gold` (class ids in [0, labels.size())). Throws
 /// std::invalid_argument if the vectors differ in length, are empty, or hold an id out of range.
+/// The id of the positive class among `labels` (see ClassificationScores::positive), or -1.
+int64_t positive_class(const std::vector<std::string>& labels);
+
 ClassificationScores classification_scores(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
                                            const std::vector<std::string>& labels);
 /// The same scores from a confusion matrix [C][C] (confusion[gold][predicted] = count; C =

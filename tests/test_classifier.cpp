@@ -576,6 +576,22 @@ TEST(ClassificationMetrics, NeverPredictedClassScoresZeroAndBadInputThrows) {
   EXPECT_THROW(classification_scores({}, {}, {"a", "b"}), std::invalid_argument);
 }
 
+// GLUE's F1 for MRPC and QQP is the positive class's (label "1"), not the macro average.
+TEST(ClassificationMetrics, PositiveClassF1IsLabelOnesAsGlueScoresIt) {
+  // Labels in the train split's order, "1" first. Gold 1 1 1 0 0 0, predicted 1 1 0 1 0 0:
+  // for "1" TP 2, FP 1, FN 1, F1 = 2/3; for "0" TP 2, FP 1, FN 1, F1 = 2/3 too; so skew it:
+  // predicted 1 1 1 1 0 0 gives "1": P 3/4, R 1, F1 6/7 and "0": P 1, R 2/3, F1 4/5.
+  const auto s = classification_scores({0, 0, 0, 1, 1, 1}, {0, 0, 0, 0, 1, 1}, {"1", "0"});
+  EXPECT_EQ(s.positive, 0);
+  EXPECT_NEAR(s.positive_f1, 6.0 / 7, 1e-12);
+  EXPECT_NEAR(s.macro_f1, (6.0 / 7 + 0.8) / 2, 1e-12);
+  EXPECT_NE(s.report().find("F1 of label 1 0.8571"), std::string::npos) << s.report();
+  EXPECT_EQ(positive_class({"0", "1"}), 1);
+  EXPECT_EQ(positive_class({"neg", "pos"}), -1);      // no label "1": no positive class
+  EXPECT_EQ(positive_class({"0", "1", "2"}), -1);     // and none for three classes
+  EXPECT_EQ(classification_scores({0, 1}, {0, 1}, {"neg", "pos"}).positive_f1, 0.0);
+}
+
 }  // namespace
 
 namespace {
