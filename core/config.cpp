@@ -212,7 +212,13 @@ Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
                        const std::vector<std::string>& overrides) {
   Config config = defaults(schema);
   if (!ini_path.empty()) {
-    for (const auto& file : preset_chain(ini_path)) apply_ini(config, schema, file.text, file.path);
+    const auto chain = preset_chain(ini_path);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (i + 1 == chain.size()) config.preset_values_ = config.values_;
+      apply_ini(config, schema, chain[i].text, chain[i].path);
+    }
+  } else {
+    config.preset_values_ = config.values_;
   }
   try {
     apply(config, schema, po::command_line_parser(overrides).options(describe(schema)).allow_unregistered().run(),
@@ -225,8 +231,14 @@ Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
 
 Config Config::from_ini_text(const ConfigSchema& schema, const std::string& text, const std::string& origin) {
   Config config = defaults(schema);
+  config.preset_values_ = config.values_;
   apply_ini(config, schema, without_bom(text), origin);
   return config;
+}
+
+bool Config::chosen(const std::string& key) const {
+  const auto preset = preset_values_.find(key);
+  return preset == preset_values_.end() || preset->second != get(key);
 }
 
 std::string Config::to_ini() const {

@@ -58,9 +58,14 @@ class Config {
   const std::string& get(const std::string& key) const;
   void set(const std::string& key, const std::string& value) { values_[key] = value; }
   const std::map<std::string, std::string>& values() const { return values_; }
+  /// Whether the named config file or the command line set `key` to a value other than the one
+  /// the schema's default and the file's bases (presets) gave it: a value a user chose, which a
+  /// value read from elsewhere (a pre-trained run's sizes) must not silently replace.
+  bool chosen(const std::string& key) const;
 
  private:
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::string> preset_values_;  // the values before the named file and the command line
 };
 
 /// One INI file of a preset chain: its path and its text (a byte-order mark and the `base`

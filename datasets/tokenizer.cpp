@@ -11,6 +11,7 @@
 #include "core/io.h"
 #include "datasets/sentencepiece_shim/spm_shim.h"
 #include "datasets/special_ids.h"
+#include "datasets/wordpiece_model.h"
 
 namespace nlpzoo {
 
@@ -127,8 +128,10 @@ std::string format_score(float score) {
 
 }  // namespace
 
+// One of the two kinds: a SentencePiece model through the shim, or WordPiece (wordpiece not null).
 struct Tokenizer::Model {
   nlpzoo_spm* handle = nullptr;
+  std::shared_ptr<const WordPieceModel> wordpiece;
   std::string bytes;
   int64_t vocab = 0;
   ~Model() {
@@ -139,6 +142,13 @@ struct Tokenizer::Model {
 Tokenizer::Tokenizer(std::shared_ptr<const Model> model) : model_(std::move(model)) {}
 
 Tokenizer Tokenizer::from_serialized(const std::string& model_bytes) {
+  if (is_wordpiece_bytes(model_bytes)) {
+    auto model = std::make_shared<Model>();
+    model->wordpiece = parse_wordpiece(model_bytes);
+    model->bytes = model_bytes;
+    model->vocab = model->wordpiece->tokenizer.vocab_size();
+    return Tokenizer(std::move(model));
+  }
   const Shim& s = shim();
   if (model_bytes.empty()) throw UserError("not a SentencePiece model: no bytes");
   char* error = nullptr;
@@ -276,6 +286,11 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
 }
 
 std::vector<int64_t> Tokenizer::encode(const std::string& text) const {
+  if (const auto& wp = model_->wordpiece) {
+    auto ids = wp->tokenizer.encode(text);
+    for (auto& id : ids) id = wp->our_id[id];
+    return ids;
+  }
   int32_t* out = nullptr;
   size_t n = 0;
   char* error = nullptr;
@@ -286,6 +301,7 @@ std::vector<int64_t> Tokenizer::encode(const std::string& text) const {
 }
 
 std::vector<std::string> Tokenizer::encode_pieces(const std::string& text) const {
+  if (model_->wordpiece) return model_->wordpiece->tokenizer.tokenize(text);
   char* out = nullptr;
   size_t len = 0, n = 0;
   char* error = nullptr;
@@ -311,6 +327,11 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
     if (id == kPadId || id == kBosId || id == kEosId) continue;
     kept.push_back(checked_id(id, model_->vocab));
   }
+  if (const auto& wp = model_->wordpiece) {
+    std::vector<int64_t> lines;
+    for (const int32_t id : kept) lines.push_back(wp->file_id[id]);
+    return wp->tokenizer.decode(lines);
+  }
   char* out = nullptr;
   size_t len = 0;
   char* error = nullptr;
@@ -321,10 +342,12 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids) const {
 }
 
 std::string Tokenizer::id_to_piece(int64_t id) const {
+  if (const auto& wp = model_->wordpiece) return wp->tokenizer.id_to_token(wp->file_id[checked_id(id, model_->vocab)]);
   return shim().id_to_piece(model_->handle, checked_id(id, model_->vocab));
 }
 
 int64_t Tokenizer::piece_to_id(const std::string& piece) const {
+  if (const auto& wp = model_->wordpiece) return wp->tokenizer.contains(piece) ? wp->our_id[wp->tokenizer.token_to_id(piece)] : kUnkId;
   return shim().piece_to_id(model_->handle, piece.data(), piece.size());
 }
 

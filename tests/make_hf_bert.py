@@ -25,7 +25,8 @@ import torch
 H, L, A, FFN, MAX_POS, TYPES, EPS = 32, 2, 4, 64, 16, 2, 1e-12
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "cat", "dog", "sat", "on", "mat",
          "play", "##ing", "##s", "##ed", "un", "##aff", "##able", "hello", "world", ",", ".", "!",
-         "?", "is", "was", "it", "good", "bad", "very", "not", "run", "ran", "##ly"]  # 35: not H
+         "?", "is", "was", "it", "good", "bad", "very", "not", "run", "ran", "##ly",
+         "[unused0]", "[unused1]"]  # 37: not H. Google's vocabularies reserve [unusedN] tokens too
 
 DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
 

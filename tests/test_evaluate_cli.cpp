@@ -126,7 +126,7 @@ const std::map<std::string, Recipe>& recipes() {
       {"classification",
        {"sst2-avgemb.ini", "--vocab_size 40 --embed_dim 16 --max_tokens 400 --max-steps 6 --valid_interval 3",
         Split::kTest,
-        {"loss", "sentences", "accuracy", "macro_f1", "mcc"},
+        {"loss", "sentences", "accuracy", "macro_f1", "mcc", "f1"},  // labels 0 and 1: "1" is positive
         "sentences"}},
       {"word2vec",
        {"skipgram-ns.ini", "--max_epochs 2 --batch_size 200 --valid_every 10 --dim 8 --min_count 1", Split::kValid,
@@ -329,6 +329,24 @@ TEST_F(RegressionEvaluateCli, FillMaskGivesTopKPerMaskAndEchoesALineWithoutOne) 
 
   r = run_cli("fill-mask --run-dir " + run("masked_lm") + " --device cpu", "the [MASK] one\nno mask here\n");
   expect_error(r, "stdin line 2: fill-mask: no [MASK] in the line \"no mask here\"");
+
+  // 100 masks in a model of 24 positions: 22 fit between [CLS] and [SEP]; the other 78 get a
+  // row that says so, and the warning names them and quotes at most ~200 characters.
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "[MASK] ";
+  r = run_cli("fill-mask --run-dir " + run("masked_lm") + " -k 2 --device cpu", many + "\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto rows = read_lines_of(r.out);
+  ASSERT_EQ(rows.size(), 100u) << r.out;
+  EXPECT_EQ(rows[21].find("none"), std::string::npos) << rows[21];
+  EXPECT_EQ(rows[22], "1\t23\t(none: beyond max_positions)");
+  EXPECT_EQ(rows[99], "1\t100\t(none: beyond max_positions)");
+  EXPECT_NE(r.err.find("[MASK] 23-100 of 100 fall beyond it"), std::string::npos) << r.err;
+  EXPECT_LT(r.err.size(), 500u) << r.err;
+  EXPECT_NE(r.err.find("(700 bytes in all)"), std::string::npos) << r.err;
+  r = run_cli("fill-mask --run-dir " + run("masked_lm") + " --device cpu", std::string(5000, 'x') + "\n");
+  EXPECT_NE(r.status, 0);
+  EXPECT_LT(r.err.size(), 500u) << r.err;
 }
 
 // Word-vector runs have no test split: evaluate scores their valid split by default, says what

@@ -15,8 +15,14 @@
 
 #include "core/io.h"
 #include "core/safetensors.h"
+#include "datasets/special_ids.h"
+#include "datasets/tokenizer.h"
+#include "datasets/wordpiece_model.h"
 #include "models/bert/hf_bert.h"
 #include "train/hf_bert_import.h"
+#include "train/tasks/import_bert.h"
+#include "train/tasks/masked_lm_task.h"
+#include "train/tasks/registry.h"
 #include "tests/test_util.h"
 
 using namespace nlpzoo;
@@ -95,15 +101,16 @@ TEST_F(HfBertFolder, EncoderMatchesBertModelsEquations) {
   EXPECT_LE(pooled, 1e-5);
   EXPECT_LE(logits, 1e-5);
 
-  // 16 per layer x 2 + 5 embedding + 2 pooler + 5 MLM-head tensors (the decoder is tied, not stored).
-  EXPECT_EQ(imported.report.loaded.size(), 44u);
+  // 16 per layer x 2 + 5 embedding + 2 pooler + 5 MLM-head + 2 NSP-head tensors (the decoder is
+  // tied, not stored); the checkpoint's NSP head gives the import one.
+  EXPECT_TRUE(imported.options.nsp());
+  EXPECT_EQ(imported.report.loaded.size(), 46u);
   EXPECT_EQ(imported.report.ignored, std::vector<std::string>{"bert.embeddings.position_ids"});
-  EXPECT_EQ(imported.report.unexpected,
-            (std::vector<std::string>{"cls.seq_relationship.weight", "cls.seq_relationship.bias"}));
+  EXPECT_TRUE(imported.report.unexpected.empty());
   EXPECT_TRUE(imported.report.missing.empty());
   EXPECT_TRUE(imported.report.tied.empty());
   // The vocabulary and tokenizer_config.json's do_lower_case.
-  EXPECT_EQ(imported.tokenizer.vocab_size(), 35);
+  EXPECT_EQ(imported.tokenizer.vocab_size(), 37);
   EXPECT_EQ(imported.tokenizer.tokenize("[CLS] The Cat playing, UNAFFABLE! [SEP]"),
             (std::vector<std::string>{"[CLS]", "the", "cat", "play", "##ing", ",", "un", "##aff", "##able", "!", "[SEP]"}));
 
@@ -176,7 +183,7 @@ TEST_F(HfBertFolder, ShapesAndMissingTensorsAreReportedByName) {
 
   // An output layer that is not the word embeddings cannot be represented.
   Tensors untied = checkpoint_tensors();
-  untied.emplace_back("cls.predictions.decoder.weight", torch::zeros({35, 32}));
+  untied.emplace_back("cls.predictions.decoder.weight", torch::zeros({37, 32}));
   EXPECT_TRUE(contains(test::user_error_of([&] { import_hf_bert(variant("untied", untied)); }),
                        "cls.predictions.decoder.weight differs from bert.embeddings.word_embeddings.weight"));
 }
@@ -245,4 +252,107 @@ TEST_F(HfBertFolder, ClassifierFineTunesFromTheImport) {
     (step == 0 ? first : last) = loss.item<double>();
   }
   EXPECT_LT(last, 0.1 * first) << "first " << first << " last " << last;
+}
+
+// WordPiece in the one tokenizer pipeline: nlpzoo's special ids first ([PAD] [UNK], two
+// [unusedN] as <s> </s>, [CLS] [SEP] [MASK]), every other token after them in file order.
+TEST_F(HfBertFolder, WordPieceTokenizerKeepsNlpzoosSpecialIds) {
+  auto imported = import_hf_bert(dir_.string());
+  const auto bytes = serialize_wordpiece(imported.tokenizer);
+  const Tokenizer tokenizer = Tokenizer::from_serialized(bytes);
+  EXPECT_EQ(tokenizer.serialized(), bytes);
+  ASSERT_EQ(tokenizer.vocab_size(), 37);
+  const std::vector<std::string> first = {"[PAD]", "[UNK]", "[unused0]", "[unused1]", "[CLS]", "[SEP]", "[MASK]", "the"};
+  for (size_t id = 0; id < first.size(); ++id) EXPECT_EQ(tokenizer.id_to_piece(id), first[id]) << id;
+  // vocab.txt: [PAD] [UNK] [CLS] [SEP] [MASK] the a cat ... ##ly [unused0] [unused1].
+  const auto order = nlpzoo_row_order(imported.tokenizer, "vocab.txt");
+  EXPECT_EQ(order, (std::vector<int64_t>{0, 1, 35, 36, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+                                         20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34}));
+  const std::string text = "[CLS] The Cat playing, UNAFFABLE! [SEP] [MASK] zebra";
+  std::vector<int64_t> expected;
+  for (const auto& token : imported.tokenizer.tokenize(text))
+    expected.push_back(tokenizer.piece_to_id(token));
+  EXPECT_EQ(tokenizer.encode(text), expected);
+  EXPECT_EQ(tokenizer.encode("[CLS] the zebra [MASK] [SEP]"),
+            (std::vector<int64_t>{kClsId, 7, kUnkId, kMaskId, kSepId}));
+  EXPECT_EQ(tokenizer.encode_pieces("playing"), (std::vector<std::string>{"play", "##ing"}));
+  EXPECT_EQ(tokenizer.piece_to_id("zebra"), kUnkId);
+  EXPECT_EQ(tokenizer.decode({kPadId, kBosId, 7, 9, tokenizer.piece_to_id("##s"), kEosId}), "the cats");
+  // A vocabulary without two [unusedN] has no ids for <s> and </s>.
+  WordPieceTokenizer bare({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused7]", "x"}, {});
+  EXPECT_TRUE(contains(test::user_error_of([&] { nlpzoo_row_order(bare, "vocab.txt"); }), "fewer than two [unusedN]"));
+  EXPECT_TRUE(contains(test::user_error_of([&] { Tokenizer::from_serialized(bytes.substr(0, 19) + "{\n[PAD]\n"); }),
+                       "malformed options line"));
+}
+
+// `nlpzoo import bert` writes a masked_lm run folder whose model, rebuilt from its config like any
+// run's, computes what BertModel's equations give on the checkpoint (the vocabulary relabelled).
+TEST_F(HfBertFolder, ImportedRunFolderReproducesTheCheckpoint) {
+  const auto run_dir = (dir_.parent_path() / "imported_run").string();
+  const auto imported = import_bert_run(dir_.string(), run_dir);
+  EXPECT_TRUE(imported.nsp);
+  EXPECT_EQ(imported.vocab_size, 37);
+  for (const char* f : {"config.ini", "spm.model", "checkpoint_last.pt", "checkpoint_best.pt"})
+    EXPECT_TRUE(fs::exists(fs::path(run_dir) / f)) << f;
+  auto run = load_run(imported.checkpoint, torch::kCPU);
+  auto& task = dynamic_cast<MaskedLmTask&>(*run.task);
+  const auto order = nlpzoo_row_order(import_hf_bert(dir_.string()).tokenizer, "vocab.txt");
+  std::vector<int64_t> ours(order.size());
+  for (size_t i = 0; i < order.size(); ++i) ours[order[i]] = static_cast<int64_t>(i);
+  const auto reference = read_safetensors((dir_ / "reference.safetensors").string()).tensors;
+  const auto hf_ids = named(reference, "input_ids");
+  const auto ids = torch::tensor(ours, torch::kLong).index_select(0, hf_ids.flatten()).view_as(hf_ids);
+  torch::NoGradGuard ng;
+  task.bert()->eval();
+  const auto hidden = task.bert()->bert(ids, named(reference, "token_type_ids"));
+  EXPECT_LE(test::max_diff(hidden, named(reference, "last_hidden_state").to(torch::kFloat)), 1e-5);
+  // MLM logits: column j of ours is column order[j] of the checkpoint's.
+  const auto logits = task.bert()->mlm_all(ids, named(reference, "token_type_ids"));
+  const auto expected = named(reference, "mlm_logits").to(torch::kFloat).index_select(-1, torch::tensor(order, torch::kLong));
+  EXPECT_LE(test::max_diff(logits, expected), 1e-5);
+  EXPECT_EQ(bind_options<BertKeys>(run.config).layer_norm_eps, 1e-12);
+
+  // A second import into the same folder is refused; so is a folder without the weights' file.
+  EXPECT_TRUE(contains(test::user_error_of([&] { import_bert_run(dir_.string(), run_dir); }), "checkpoint"));
+}
+
+// The command line: import, fill-mask from the import, fine-tune a classifier from it.
+TEST_F(HfBertFolder, RegressionImportFillMaskAndFineTuneFromTheCommandLine) {
+  const auto root = dir_.parent_path() / "cli";
+  fs::create_directories(root / "data");
+  const std::string run_dir = (root / "bert").string();
+  auto r = test::run_cli("import bert " + test::shell_quote(dir_.string()) + " --run-dir " + test::shell_quote(run_dir));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "2 layers, d_model 32, 37 WordPiece tokens, with its NSP head")) << r.out;
+  r = test::run_cli("import bert " + test::shell_quote(dir_.string()) + " --run-dir " + test::shell_quote(run_dir));
+  EXPECT_NE(r.status, 0);
+
+  r = test::run_cli("fill-mask --run-dir " + test::shell_quote(run_dir) + " -k 2 --device cpu", "The cat [MASK] on the mat.\n");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // The top two pieces are those of the checkpoint's own MLM head at that position.
+  auto imported = import_hf_bert(dir_.string());
+  imported.model->eval();
+  const auto hf = imported.tokenizer.encode("[CLS] The cat [MASK] on the mat. [SEP]");
+  const auto logits = imported.model->mlm_all(torch::tensor(hf, torch::kLong).unsqueeze(0)).detach();  // [1, S, V]
+  const auto top = std::get<1>(logits[0][3].topk(2));
+  for (int j = 0; j < 2; ++j)
+    EXPECT_TRUE(contains(r.out, imported.tokenizer.id_to_token(top[j].item<int64_t>()))) << r.out;
+
+  // The export ships the vocabulary in the model's id order, for Hugging Face's BertTokenizer.
+  r = test::run_cli("export --run-dir " + test::shell_quote(run_dir) + " --out " + test::shell_quote((root / "bert.pt").string()));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "extra files config.ini, spm.model, vocab.txt, README.txt")) << r.out;
+
+  std::string train = "sentence\tlabel\n", dev = train;
+  const std::vector<std::string> texts = {"the cat is very good", "the dog was bad", "it is good", "the mat is not good"};
+  for (int i = 0; i < 8; ++i) train += texts[i % 4] + "\t" + (i % 4 == 0 || i % 4 == 2 ? "1" : "0") + "\n";
+  for (int i = 0; i < 4; ++i) dev += texts[i] + "\t" + (i % 2 == 0 ? "1" : "0") + "\n";
+  atomic_write_text((root / "data" / "train.tsv").string(), train);
+  atomic_write_text((root / "data" / "dev.tsv").string(), dev);
+  r = test::run_cli("train --config " + test::shell_quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/sst2-bert.ini") +
+                    " --data-dir " + test::shell_quote((root / "data").string()) + " --run-dir " +
+                    test::shell_quote((root / "cls").string()) + " --init_from " + test::shell_quote(run_dir) +
+                    " --device cpu");  // 3 epochs of one batch
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "and bert.pooler; fresh")) << r.out;  // the NSP-trained pooler is loaded
 }

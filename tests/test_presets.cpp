@@ -195,3 +195,17 @@ TEST(Presets, GlueConfigsResolveAsTheirFlatFilesDid) {
       EXPECT_EQ(preset.get(key), value) << key;
   }
 }
+
+// A key is the user's choice when their config file or the command line gives it a value other
+// than the schema's default and the presets': fine-tuning a pre-trained run replaces the
+// preset's encoder sizes with the run's, and refuses to replace a chosen one.
+TEST(Presets, ChosenKeysAreThoseTheNamedFileOrTheCommandLineChanged) {
+  const std::string path = std::string(NLPZOO_SOURCE_DIR) + "/configs/sst2-bert.ini";
+  const auto schema = task_schema("classification");
+  const Config c = Config::resolve(schema, path, {"--num_heads", "8", "--d_model", "256"});
+  EXPECT_FALSE(c.chosen("num_layers"));  // 4 from presets/bert-finetune.ini
+  EXPECT_FALSE(c.chosen("d_model"));     // the preset's own value, given again
+  EXPECT_FALSE(c.chosen("hidden_size")); // the schema's default
+  EXPECT_TRUE(c.chosen("num_heads"));    // the command line's 8, not the preset's 4
+  EXPECT_TRUE(c.chosen("max_epochs"));   // sst2-bert.ini's 3
+}

@@ -3,6 +3,7 @@
 //   line 1, [MASK] 1: ▁heaven 0.4211  ▁earth 0.1022  ...
 // one output line per [MASK], "line<TAB>mask<TAB>piece probability ...". A non-empty line
 // without [MASK] is an error that echoes it (nothing is printed for it); an empty line is skipped.
+// A [MASK] beyond the model's max_positions gets "(none: beyond max_positions)".
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -42,6 +43,7 @@ int run_fill_mask(const std::vector<std::string>& args) {
     for (size_t m = 0; m < masks.size(); ++m) {
       std::ostringstream out;
       out << i + 1 << "\t" << m + 1 << "\t" << std::fixed << std::setprecision(4);
+      if (masks[m].empty()) out << "(none: beyond max_positions)";
       for (size_t j = 0; j < masks[m].size(); ++j)
         out << (j ? "  " : "") << masks[m][j].piece << " " << masks[m][j].probability;
       std::cout << out.str() << "\n";

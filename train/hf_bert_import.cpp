@@ -149,9 +149,15 @@ HfBertImport import_hf_bert(const std::string& dir_name) {
   auto tokenizer = WordPieceTokenizer::load(vocab_path.string(), tokenizer_options(dir));
   check_vocabulary(tokenizer, options, vocab_path.string());
 
-  BertForPreTraining model(options);
-  auto report = load_hf_bert_weights(*model, read_safetensors(weights).tensors, weights);
-  return HfBertImport{options, model, std::move(tokenizer), std::move(report)};
+  const auto tensors = read_safetensors(weights).tensors;
+  // A checkpoint pre-trained with next-sentence prediction keeps its NSP head, and so a trained
+  // pooler, which fine-tuning then starts from.
+  BertOptions with_head = options;
+  for (const auto& [name, tensor] : tensors)
+    if (name.size() >= 23 && name.compare(name.size() - 23, 23, "seq_relationship.weight") == 0) with_head.nsp(true);
+  BertForPreTraining model(with_head);
+  auto report = load_hf_bert_weights(*model, tensors, weights);
+  return HfBertImport{with_head, model, std::move(tokenizer), std::move(report)};
 }
 
 }  // namespace nlpzoo

@@ -3,6 +3,7 @@
 // TorchScript twin; the SentenceClassifier capability (predict, labels) is in
 // classification_task.cpp.
 #include "core/io.h"
+#include "datasets/wordpiece_model.h"
 #include "train/evaluation.h"
 #include "train/tasks/classification_task.h"
 
@@ -19,9 +20,12 @@ Metrics ClassificationTask::evaluate(Split split, const EvaluationOptions& optio
 std::vector<std::string> ClassificationTask::export_torchscript(const std::string& path,
                                                                 const std::string& config_ini) {
   auto extra = artifacts();
+  for (const auto& [name, bytes] : tokenizer_export_files(*tokenizer_)) extra[name] = bytes;
   extra["config.ini"] = config_ini;
   model_->export_twin(path, labels(), extra);
-  return {"config.ini", "labels.txt", "spm.model"};
+  std::vector<std::string> names;
+  for (const auto& [name, bytes] : extra) names.push_back(name);
+  return names;
 }
 
 }  // namespace nlpzoo

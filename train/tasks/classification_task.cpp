@@ -418,7 +418,7 @@ namespace {
 const std::vector<std::string>& bert_architecture_keys() {
   static const std::vector<std::string> keys = {"d_model", "num_heads",     "num_layers", "ffn_dim",
                                                 "max_positions", "activation", "pre_norm", "positions",
-                                                "type_vocab_size"};
+                                                "type_vocab_size", "layer_norm_eps"};
   return keys;
 }
 }  // namespace
@@ -466,12 +466,13 @@ void adopt_architecture(const std::string& dir, const Config& source, Config& co
     write_options(bind_options<BertKeys>(c), texts);
     return texts;
   };
-  const Config theirs = canonical(source), ours = canonical(config),
-               defaults = canonical(Config::resolve(classification_schema(), "", {}));
+  const Config theirs = canonical(source), ours = canonical(config);
   for (const auto& key : bert_architecture_keys()) {
     const std::string &mine = ours.get(key), &pretrained = theirs.get(key);
     if (mine == pretrained) continue;
-    if (mine != defaults.get(key))
+    // A preset's sizes (presets/bert-finetune: bert-mini-english's) give way to the run's, as
+    // Hugging Face's from_pretrained reads the checkpoint's config; a size the user chose does not.
+    if (config.chosen(key))
       throw UserError("config key '" + key + "': is " + mine + " but the init_from run " + dir + " was pre-trained with " +
                       key + " = " + pretrained + "; a fine-tuned encoder keeps its pre-trained architecture (leave the "
                       "key out or set it to " + pretrained + ")");

@@ -20,7 +20,8 @@ class MaskFiller {
  public:
   virtual ~MaskFiller() = default;
   /// For each [MASK] of `line` (raw text; "[MASK]" typed in it is one piece), left to right,
-  /// the k most probable pieces, most probable first. All masks are predicted together, in
+  /// the k most probable pieces, most probable first; none for a [MASK] that falls beyond the
+  /// model's positions (the line is cut there, with a warning on stderr naming them). All masks are predicted together, in
   /// eval mode without gradients; the model must already be on `device`. Throws UserError
   /// echoing the line when it holds no [MASK], and for k < 1.
   virtual std::vector<std::vector<MaskCandidate>> fill_mask(const std::string& line, int64_t k,

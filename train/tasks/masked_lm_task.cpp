@@ -10,6 +10,7 @@
 #include "datasets/english_corpus.h"
 #include "core/io.h"
 #include "datasets/special_ids.h"
+#include "datasets/wordpiece_model.h"
 #include "train/evaluation.h"
 #include "train/tasks/component_schemas.h"
 #include "train/tasks/run_tokenizer.h"
@@ -34,6 +35,8 @@ void BertKeys::bind(OptionBinder& b) {
   b.field("max_positions", max_positions,
           "BERT: longest sequence in pieces, [CLS] and [SEP] included (position table rows)", at_least(3));
   b.field("type_vocab_size", type_vocab_size, "BERT: segment (token type) embeddings", positive());
+  b.field("layer_norm_eps", layer_norm_eps,
+          "BERT: the epsilon of every LayerNorm (1e-12 in the published checkpoints nlpzoo import bert reads)", positive());
   if (stack.positions != PositionType::kLearned)
     throw UserError("config key 'positions': BERT uses learned absolute positions; it needs positions = learned, got " +
                     to_string(stack.positions));
@@ -52,6 +55,7 @@ BertOptions BertKeys::options(int64_t vocab_size) const {
       .pre_norm(stack.pre_norm)
       .max_positions(max_positions)
       .type_vocab_size(type_vocab_size)
+      .layer_norm_eps(layer_norm_eps)
       .pad_id(kPadId);
 }
 
@@ -158,9 +162,14 @@ void MaskedLmTask::setup(Config& config, const TaskContext& context) {
   masking_.vocab_size = tokenizer_->vocab_size();
   masking_.first_random_id = kMaskId + 1;
   if (options.whole_word_masking) {
+    // SentencePiece marks a word's first piece with "▁"; WordPiece marks the others with "##".
+    const bool wordpiece = is_wordpiece_bytes(tokenizer_->serialized());
+    const auto starts_word = [&](const std::string& piece) {
+      return wordpiece ? piece.rfind("##", 0) != 0 : piece.rfind("\xE2\x96\x81", 0) == 0;
+    };
     masking_.word_start.resize(masking_.vocab_size);
     for (int64_t id = 0; id < masking_.vocab_size; ++id)
-      masking_.word_start[id] = id == kUnkId || tokenizer_->id_to_piece(id).rfind("\xE2\x96\x81", 0) == 0;
+      masking_.word_start[id] = id == kUnkId || starts_word(tokenizer_->id_to_piece(id));
   }
 
   for (Split split : context.splits) {

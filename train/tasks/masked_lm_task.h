@@ -45,6 +45,7 @@ struct BertKeys {
   int64_t num_layers = 4;       // encoder layers L
   int64_t max_positions = 128;  // position table rows, [CLS] and [SEP] included
   int64_t type_vocab_size = 2;  // segment embeddings
+  double layer_norm_eps = 1e-5;  // LibTorch's default; Google's published checkpoints use 1e-12
   void bind(OptionBinder& b);
   /// BertOptions of these sizes over `vocab_size` pieces (nsp false).
   BertOptions options(int64_t vocab_size) const;
