@@ -225,7 +225,7 @@ TEST(Config, TrainerValuesAreCheckedAndNameTheKey) {
     const auto e = user_error_of([&] { check_trainer_config(resolved(trainer_schema(), {"--" + key, value})); });
     EXPECT_NE(e.find("config key '" + key + "'"), std::string::npos) << key << " = " << value << ": " << e;
   }
-  EXPECT_EQ(check_trainer_config(resolved(trainer_schema(), {"--lr", "1e-3"})).optimizer.lr, 1e-3);
+  EXPECT_EQ(check_trainer_config(resolved(trainer_schema(), {"--lr", "1e-3"})).schedule.lr, 1e-3);
 }
 
 // A split the task did not load is a clear error, and asking for it leaves the task as it was
