@@ -320,7 +320,7 @@ TEST(Config, UnknownKeysAndBadValuesNameTheKey) {
   EXPECT_THROW(Config::resolve(schema, ini, {"--optimizer", "rmsprop"}), UserError);
   EXPECT_THROW(Config::resolve(schema, ini, {"--no_such_key", "1"}), UserError);
   c.set("lr", "fast");
-  EXPECT_THROW(c.get_double("lr"), UserError);
+  EXPECT_THROW(check_trainer_config(c), UserError);
   // The resolved config round-trips through its INI text.
   auto back = Config::from_ini_text(schema, Config::resolve(schema, ini, {}).to_ini(), "x");
   EXPECT_EQ(back.values(), Config::resolve(schema, ini, {}).values());
