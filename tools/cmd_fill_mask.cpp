@@ -56,7 +56,7 @@ int run_fill_mask(const std::vector<std::string>& args) {
 }  // namespace
 
 NLPZOO_REGISTER_COMMAND(fill_mask, "fill-mask",
-                        "guess the [MASK] pieces of stdin lines with a masked_lm run (top-k with probabilities)",
+                        "guess the [MASK] pieces of stdin lines with a masked_lm or electra run (top-k with probabilities)",
                         run_fill_mask);
 
 }  // namespace nlpzoo::cli

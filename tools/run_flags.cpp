@@ -119,7 +119,7 @@ SentenceClassifier& sentence_classifier(LoadedRun& run) {
 }
 
 MaskFiller& mask_filler(LoadedRun& run) {
-  return require(run.task->mask_filler(), run, "does not fill in [MASK] (a masked_lm run does)");
+  return require(run.task->mask_filler(), run, "does not fill in [MASK] (a masked_lm or electra run does)");
 }
 
 }  // namespace nlpzoo::cli

@@ -13,7 +13,7 @@
 #include "models/seq2seq/seq2seq.h"
 #include "models/transformer/transformer.h"
 #include "train/tasks/component_schemas.h"
-#include "train/tasks/masked_lm_task.h"  // BertKeys, parameters_without_weight_decay
+#include "train/tasks/masked_lm_data.h"  // BertKeys, parameters_without_weight_decay
 
 namespace nlpzoo {
 

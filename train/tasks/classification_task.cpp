@@ -11,7 +11,8 @@
 #include "datasets/word_vectors.h"
 #include "train/checkpoint_v1.h"
 #include "train/tasks/component_schemas.h"
-#include "train/tasks/masked_lm_task.h"  // MaskedLmOptions
+#include "train/tasks/masked_lm_data.h"  // PretrainingCorpusOptions
+#include "train/tasks/pretrained_encoder.h"
 #include "train/tasks/registry.h"        // load_run
 #include "train/tasks/run_tokenizer.h"
 
@@ -33,7 +34,7 @@ void ClassificationOptions::bind(OptionBinder& b) {
   b.field("normalize_words", normalize_words,
           "read text as `nlpzoo data english` writes its corpus: split clitics joined back (\"does n't\" -> "
           "\"doesn't\"), lowercase words, punctuation dropped (overrides lowercase and split_punctuation). auto = as "
-          "the init_from masked_lm run read its corpus (its normalize_words), else false",
+          "the init_from run read its corpus (its normalize_words), else false",
           {"auto", "true", "false"});
   b.field("max_positions", max_positions,
           "longest input in pieces (a pair: A <eos> B; bert: [CLS] A [SEP] B [SEP], and the position table's rows); "
@@ -44,8 +45,8 @@ void ClassificationOptions::bind(OptionBinder& b) {
           "linear) or bert (BERT encoder, masked_lm's size keys, pooled [CLS] -> linear)",
           architecture_names(classifier_architectures()));
   b.field("init_from", init_from,
-          "bert: a pre-trained masked_lm run folder whose tokenizer and encoder weights (bert.*) start the model, and "
-          "whose size keys it takes (\"\" = random init)");
+          "bert: a pre-trained masked_lm run folder (its encoder) or electra run folder (its discriminator) whose "
+          "tokenizer and encoder weights start the model's bert.*, and whose size keys it takes (\"\" = random init)");
   b.field("pretrained_vectors", pretrained_vectors,
           "word2vec text or binary file whose vectors initialise the embedding rows of matching pieces when a run "
           "starts (\"\" = random init)");
@@ -147,13 +148,13 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   if (bert_layout_ && (tokenizer_->vocab_size() <= kSepId || tokenizer_->id_to_piece(kClsId) != "[CLS]" ||
                        tokenizer_->id_to_piece(kSepId) != "[SEP]"))
     throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = " + arch.name +
-                    " needs a model made with them: by masked_lm, or by an arch = " + arch.name + " run)");
+                    " needs a model made with them: by masked_lm or electra, or by an arch = " + arch.name + " run)");
   model_ = arch.build(config, {options_.vocab_size, outputs, options_.freeze_embeddings});
   if (pretrained) {
     load_pretrained(*pretrained);
   } else if (fresh && arch.pretrained_encoder) {
     std::cout << "arch = " << arch.name << " without init_from: the encoder starts at random (the ablation; "
-              << "--init_from RUN_DIR fine-tunes a pre-trained masked_lm run)" << std::endl;
+              << "--init_from RUN_DIR fine-tunes a pre-trained masked_lm or electra run)" << std::endl;
   }
   if (!vectors_path.empty()) init_from_vectors(vectors_path);
 
@@ -424,14 +425,19 @@ const std::vector<std::string>& bert_architecture_keys() {
 }  // namespace
 
 namespace {
-// Makes `config` take the size keys of the masked_lm run `dir` (its resolved config `source`).
+// Makes `config` take the size keys of the pre-trained run `dir` (its resolved config `source`).
 void adopt_architecture(const std::string& dir, const Config& source, Config& config);
 }  // namespace
 
 PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config, bool with_weights) {
   const std::string what = "config key 'init_from': ";
-  const std::string expected = " (init_from names the folder of a pre-trained masked_lm run, e.g. "
-                               "checkpoints/bert-mini-english)";
+  // The tasks whose runs hold an encoder to fine-tune: asked of the registry, not listed here.
+  std::string pretraining_tasks;
+  for (const auto& name : task_names())
+    if (dynamic_cast<PretrainedBertEncoder*>(make_task(name).get()))
+      pretraining_tasks += (pretraining_tasks.empty() ? "" : " or ") + name;
+  const std::string expected = " (init_from names the folder of a pre-trained " + pretraining_tasks +
+                               " run, e.g. checkpoints/bert-mini-english)";
   if (!fs::exists(dir)) throw UserError(what + dir + " does not exist" + expected);
   if (!fs::is_directory(dir)) throw UserError(what + dir + " is not a folder" + expected);
   PretrainedEncoder source;
@@ -442,9 +448,9 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
     throw UserError(what + source.checkpoint + " is a version-1 checkpoint, read through TorchScript, which can run "
                     "code from the file; rewrite it first with: nlpzoo checkpoint upgrade " + dir);
   const auto header = read_checkpoint_header(source.checkpoint);
-  if (header.task != "masked_lm")
-    throw UserError(what + dir + " is a run of task '" + header.task + "', not of masked_lm: fine-tuning starts from a "
-                    "pre-trained masked_lm run's encoder and tokenizer");
+  if (!dynamic_cast<PretrainedBertEncoder*>(make_task(header.task).get()))
+    throw UserError(what + dir + " is a run of task '" + header.task + "', not of " + pretraining_tasks +
+                    ": fine-tuning starts from a pre-trained run's BERT encoder and tokenizer");
   source.config = Config::from_ini_text(task_schema(header.task), header.config, source.checkpoint + " (config)");
   adopt_architecture(dir, source.config, config);
   if (!with_weights) return source;
@@ -452,9 +458,13 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
   auto run = load_run(source.checkpoint, torch::kCPU);
   source.step = run.header.state.step;
   source.spm_model = run.header.artifacts.at("spm.model");
-  source.pooler_trained = bind_options<MaskedLmOptions>(run.config).nsp;
-  for (const auto& p : run.task->model()->named_parameters())
-    if (p.key().rfind("bert.", 0) == 0) source.tensors[p.key()] = p.value().detach();
+  auto& pretrained = dynamic_cast<PretrainedBertEncoder&>(*run.task);
+  source.task = header.task;
+  source.pooler_trained = pretrained.pooler_trained();
+  source.encoder_role = pretrained.encoder_role();
+  source.untrained_pooler_reason = pretrained.untrained_pooler_reason();
+  for (const auto& p : pretrained.pretrained_encoder().named_parameters())
+    source.tensors["bert." + p.key()] = p.value().detach();
   return source;
 }
 
@@ -478,7 +488,7 @@ void adopt_architecture(const std::string& dir, const Config& source, Config& co
                       "key out or set it to " + pretrained + ")");
     config.set(key, pretrained);
   }
-  const auto run = bind_options<MaskedLmOptions>(source);
+  const auto run = bind_options<PretrainingCorpusOptions>(source);
   auto options = bind_options<ClassificationOptions>(config);
   options.vocab_size = run.vocab_size;
   // The text as the encoder read it in pre-training: pieces it never saw (punctuation, when its
@@ -493,11 +503,12 @@ void ClassificationTask::load_pretrained(const PretrainedEncoder& source) {
   const auto report = load_parameters_with_prefix(
       *model(), source.tensors, "bert.", source.checkpoint, "the fine-tuned encoder", "init_from",
       [&](const std::string& name) { return !source.pooler_trained && name.rfind("bert.pooler.", 0) == 0; });
-  std::cout << "init_from " << source.checkpoint << " (masked_lm, step " << source.step << "): loaded "
-            << report.loaded.size() << " tensors (" << report.loaded_values << " parameters) of bert.embeddings and "
-            << "bert.encoder" << (source.pooler_trained ? " and bert.pooler" : "") << "; fresh (" << report.fresh_values
-            << " parameters): head" << (source.pooler_trained ? "" : ", bert.pooler (masked_lm without nsp never trains it)")
-            << std::endl;
+  std::cout << "init_from " << source.checkpoint << " (" << source.task << ", step " << source.step << "): loaded "
+            << (source.encoder_role.empty() ? "" : source.encoder_role + ", ") << report.loaded.size() << " tensors ("
+            << report.loaded_values << " parameters) of bert.embeddings and bert.encoder"
+            << (source.pooler_trained ? " and bert.pooler" : "") << "; fresh (" << report.fresh_values
+            << " parameters): head"
+            << (source.pooler_trained ? "" : ", bert.pooler (" + source.untrained_pooler_reason + ")") << std::endl;
 }
 
 std::map<std::string, std::string> ClassificationTask::artifacts() const {

@@ -32,9 +32,10 @@
 // first to fit max_positions; a [CLS] [SEP] or [MASK] piece inside the text reads as <unk>, so
 // the layout is always the task's. Its size keys are masked_lm's (d_model, num_heads,
 // num_layers, ffn_dim, max_positions, activation, pre_norm, positions, type_vocab_size,
-// dropout, attention_dropout). init_from = RUN_DIR fine-tunes a pre-trained masked_lm run
-// (init_from_masked_lm): its SentencePiece model is the run's (<run_dir>/spm.model, no new one
-// is trained) and its encoder weights bert.* start the model, loaded once when the run starts
+// dropout, attention_dropout). init_from = RUN_DIR fine-tunes a pre-trained masked_lm run (its
+// encoder) or electra run (its discriminator), any run whose task offers PretrainedBertEncoder
+// (train/tasks/pretrained_encoder.h): its SentencePiece model is the run's (<run_dir>/spm.model,
+// no new one is trained) and its encoder weights start the model's bert.*, loaded once when the run starts
 // (never again on --resume or when a checkpoint is loaded); the size keys are that run's (a
 // key left at the classification default is taken from it, any other value must equal it).
 // init_from empty: a random encoder (the ablation), with a new tokenizer that has [CLS] [SEP]
@@ -63,7 +64,7 @@ struct ClassificationOptions {
   std::string normalize_words = "auto";  // auto | true | false; a run resolves auto once
   int64_t max_positions = 256;           // longest input in pieces, separators included
   std::string arch = "rnn";              // a registered classifier (classifier_architectures)
-  std::string init_from;                 // a masked_lm run folder (architectures that load one)
+  std::string init_from;                 // a masked_lm or electra run folder (architectures that load one)
   std::string pretrained_vectors;        // word2vec file for the embedding rows
   bool freeze_embeddings = false;
   int64_t max_tokens = 2000, max_sentences = 64;
@@ -78,7 +79,7 @@ ConfigSchema classification_schema();
 /// on tokens' device.
 torch::Tensor pair_segments(const torch::Tensor& tokens);
 
-/// The tensors of a pre-trained masked_lm run that fine-tuning takes (ClassificationTask with
+/// The tensors of a pre-trained run (masked_lm, electra) that fine-tuning takes (ClassificationTask with
 /// arch = bert and init_from), read with the checkpoint loader (load_run), so nothing in the
 /// file runs.
 struct PretrainedEncoder {
@@ -86,11 +87,14 @@ struct PretrainedEncoder {
   std::string spm_model;    // the run's SentencePiece model (bytes)
   Config config;            // the run's resolved config
   int64_t step = 0;         // updates the run made
-  std::map<std::string, torch::Tensor> tensors;  // its BertModel's parameters, "bert.<name>"
+  std::map<std::string, torch::Tensor> tensors;  // its encoder's parameters, "bert.<name>"
   bool pooler_trained = false;  // only an NSP head trains the pooler
+  std::string task;             // the run's task ("masked_lm", "electra")
+  std::string encoder_role;     // PretrainedBertEncoder::encoder_role ("the discriminator")
+  std::string untrained_pooler_reason;
 };
 
-/// Reads the pre-trained encoder of the masked_lm run folder `dir` and makes `config` (a
+/// Reads the pre-trained encoder of the run folder `dir` (a task offering PretrainedBertEncoder) and makes `config` (a
 /// classification config with arch = bert) take the run's size keys: a key whose value equals
 /// the classification default is set to the run's; another value must equal the run's.
 /// Throws UserError naming `dir` (or the checkpoint) when it does not exist, is not a folder,

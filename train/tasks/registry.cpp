@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "core/io.h"
+#include "train/tasks/electra_task.h"
 #include "train/tasks/glove_task.h"
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/masked_lm_task.h"
@@ -30,6 +31,7 @@ const std::vector<Entry>& entries() {
       {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
       {"glove", glove_schema, [] { return std::make_unique<GloveTask>(); }},
       {"masked_lm", masked_lm_schema, [] { return std::make_unique<MaskedLmTask>(); }},
+      {"electra", electra_schema, [] { return std::make_unique<ElectraTask>(); }},
   };
   return e;
 }
