@@ -71,17 +71,20 @@ torch::Tensor BertPoolerImpl::forward(const torch::Tensor& hidden) {
   return torch::tanh(dense(hidden.select(1, 0)));  // [B, H] from h_[CLS]
 }
 
+TransformerLayerOptions encoder_layer_options(const BertOptions& o) {
+  return TransformerLayerOptions(o.d_model(), o.num_heads(), o.ffn_dim())
+      .dropout(o.dropout())
+      .attention_dropout(o.attention_dropout())
+      .activation(o.activation())
+      .pre_norm(o.pre_norm())
+      .layer_norm_eps(o.layer_norm_eps());
+}
+
 BertModelImpl::BertModelImpl(const BertOptions& o) : options_(o) {
   TORCH_CHECK(o.d_model() % o.num_heads() == 0, "d_model (", o.d_model(), ") must be a multiple of num_heads (",
               o.num_heads(), ")");
   embeddings = register_module("embeddings", BertEmbeddings(o));
-  auto layer = TransformerLayerOptions(o.d_model(), o.num_heads(), o.ffn_dim())
-                   .dropout(o.dropout())
-                   .attention_dropout(o.attention_dropout())
-                   .activation(o.activation())
-                   .pre_norm(o.pre_norm())
-                   .layer_norm_eps(o.layer_norm_eps());
-  encoder = register_module("encoder", TransformerEncoder(layer, o.num_layers()));
+  encoder = register_module("encoder", TransformerEncoder(encoder_layer_options(o), o.num_layers()));
   pooler = register_module("pooler", BertPooler(o.d_model()));
 }
 

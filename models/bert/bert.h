@@ -50,6 +50,10 @@ struct BertOptions {
   TORCH_ARG(double, layer_norm_eps) = 1e-5;
 };
 
+/// The options of every encoder layer of a BERT of these sizes (the discriminator's and an
+/// ELECTRA generator's alike).
+TransformerLayerOptions encoder_layer_options(const BertOptions& o);
+
 /// Token + learned position + segment embeddings, summed, LayerNorm, dropout (Devlin et al.
 /// fig. 2). Children: token [vocab, H], position [max_positions, H], segment [type_vocab, H],
 /// norm, dropout. Tables start N(0, 0.02) (BERT's initializer_range), the pad row zero.

@@ -50,13 +50,7 @@ ElectraGeneratorImpl::ElectraGeneratorImpl(const BertOptions& o, BertEmbeddings 
   const int64_t embedding_size = embeddings->token->weight.size(1);
   if (embedding_size != o.d_model())
     embeddings_project = register_module("embeddings_project", electra_linear(embedding_size, o.d_model()));
-  auto layer = TransformerLayerOptions(o.d_model(), o.num_heads(), o.ffn_dim())
-                   .dropout(o.dropout())
-                   .attention_dropout(o.attention_dropout())
-                   .activation(o.activation())
-                   .pre_norm(o.pre_norm())
-                   .layer_norm_eps(o.layer_norm_eps());
-  encoder = register_module("encoder", TransformerEncoder(layer, o.num_layers()));
+  encoder = register_module("encoder", TransformerEncoder(encoder_layer_options(o), o.num_layers()));
   predictions = register_module(
       "predictions", ElectraGeneratorHead(o.d_model(), embedding_size, o.vocab_size(), o.layer_norm_eps()));
 }
