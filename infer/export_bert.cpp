@@ -5,6 +5,7 @@
 
 #include "datasets/special_ids.h"
 #include "infer/twin_transformer_source.h"
+#include "models/bert/electra.h"
 
 namespace nlpzoo {
 
@@ -13,9 +14,7 @@ namespace {
 using twin_source::linear;
 using twin_source::P;
 
-// The generated source of a BERT twin, with the encode method every BERT twin has:
-// BertEmbeddingsImpl::forward, then the encoder with padding_mask (see the header).
-twin_source::Source encode_source(const BertOptions& o) {
+twin_source::LayerShape layer_shape(const BertOptions& o) {
   twin_source::LayerShape shape;
   shape.d_model = o.d_model();
   shape.num_heads = o.num_heads();
@@ -23,8 +22,13 @@ twin_source::Source encode_source(const BertOptions& o) {
   shape.pre_norm = o.pre_norm();
   shape.max_positions = o.max_positions();
   shape.layer_norm_eps = o.layer_norm_eps();
-  twin_source::Source src(shape);
-  src.raw() << "def encode(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  return shape;
+}
+
+// The body of a method on (tokens, segments) up to the embedded input x [B, S, E]: the input
+// checks, the key masks and BertEmbeddingsImpl::forward, normalised over `embeddings`' width
+// (the embeddings' own, also where a narrower ELECTRA generator reads them).
+void embed_lines(twin_source::Source& src, const twin_source::Source& embeddings, const BertOptions& o) {
   src.line() << "assert tokens.dim() == 2 and segments.size() == tokens.size(), "
                 "\"tokens and segments must both be [B, S] int64\"\n";
   src.line() << "B = tokens.size(0)\n";
@@ -37,7 +41,15 @@ twin_source::Source encode_source(const BertOptions& o) {
   src.line() << "x = torch.embedding(" << P("bert.embeddings.token.weight") << ", tokens) + "
              << P("bert.embeddings.position.weight") << "[0:S]\n";
   src.line() << "x = x + torch.embedding(" << P("bert.embeddings.segment.weight") << ", segments)\n";
-  src.line() << "x = " << src.layer_norm("x", "bert.embeddings.norm") << "\n";
+  src.line() << "x = " << embeddings.layer_norm("x", "bert.embeddings.norm") << "\n";
+}
+
+// The generated source of a BERT twin, with the encode method every BERT twin has:
+// BertEmbeddingsImpl::forward, then the encoder with padding_mask (see the header).
+twin_source::Source encode_source(const BertOptions& o) {
+  twin_source::Source src(layer_shape(o));
+  src.raw() << "def encode(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  embed_lines(src, src, o);
   src.encoder_stack("bert.encoder", o.num_layers(), "");
   src.line() << "return x\n\n";
   return src;
@@ -58,6 +70,14 @@ void add_bert_attributes(TwinSpec& spec, const BertOptions& o) {
       .add_int("cls_id", kClsId)
       .add_int("sep_id", kSepId)
       .add_int("mask_id", kMaskId);
+}
+
+// README lines that encode `sentence` as the twin reads it: ids = [CLS] pieces [SEP], tokens [1, S].
+std::string python_tokens(const std::string& sentence) {
+  return "import sentencepiece as spm\n"
+         "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n"
+         "ids = [" + std::to_string(kClsId) + "] + sp.encode('" + sentence + "') + [" + std::to_string(kSepId) + "]\n"
+         "tokens = torch.tensor([ids])\n";
 }
 
 // What every BERT export's README.txt starts with: `what`, the sizes, the special ids, the input layout.
@@ -112,6 +132,39 @@ TwinSpec bert_classifier_spec(BertModelImpl& bert, BertClassificationHeadImpl& h
   return spec;
 }
 
+// ELECTRA: the discriminator's encode and replaced_logits, and the generator's mlm_logits over
+// the shared embeddings (models/bert/electra.h).
+TwinSpec electra_spec(ElectraForPreTrainingImpl& model) {
+  const BertOptions& o = model.bert->options();
+  const BertOptions& g = model.generator->options();
+  TwinSpec spec("script_electra", "nlpzoo_electra");
+  spec.hold(model);
+  add_bert_attributes(spec, o);
+  spec.add_int("generator_d_model", g.d_model())
+      .add_int("generator_num_heads", g.num_heads())
+      .add_int("generator_ffn_dim", g.ffn_dim());
+  auto src = encode_source(o);
+  // replaced_logits: ElectraDiscriminatorHeadImpl at every position.
+  src.raw() << "def replaced_logits(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  src.line() << "h = torch.gelu(" << linear("self.encode(tokens, segments)", "discriminator_predictions.dense") << ")\n";
+  src.line() << "return " << linear("h", "discriminator_predictions.output") << ".squeeze(-1)\n\n";
+  // mlm_logits: ElectraGeneratorImpl::mlm_all; its layers are the generator's width, its
+  // embeddings and output LayerNorm the discriminator's.
+  twin_source::Source gen(layer_shape(g));
+  gen.raw() << "def mlm_logits(self, tokens: Tensor, segments: Tensor) -> Tensor:\n";
+  embed_lines(gen, src, o);
+  if (model.generator->embeddings_project) gen.line() << "x = " << linear("x", "generator.embeddings_project") << "\n";
+  gen.encoder_stack("generator.encoder", g.num_layers(), "");
+  gen.line() << "x = "
+             << src.layer_norm("torch.gelu(" + linear("x", "generator.predictions.dense") + ")",
+                               "generator.predictions.norm")
+             << "\n";
+  gen.line() << "return torch.linear(x, " << P("bert.embeddings.token.weight") << ", " << P("generator.predictions.bias")
+             << ")\n";
+  spec.source = src.str() + gen.str();
+  return spec;
+}
+
 }  // namespace
 
 torch::jit::Module script_bert(BertForPreTrainingImpl& model) { return build_twin(bert_spec(model)); }
@@ -119,6 +172,32 @@ torch::jit::Module script_bert(BertForPreTrainingImpl& model) { return build_twi
 torch::jit::Module script_bert_classifier(BertModelImpl& bert, BertClassificationHeadImpl& head,
                                           const std::vector<std::string>& labels) {
   return build_twin(bert_classifier_spec(bert, head, labels));
+}
+
+torch::jit::Module script_electra(ElectraForPreTrainingImpl& model) { return build_twin(electra_spec(model)); }
+
+std::string electra_export_readme(const BertOptions& o, const BertOptions& generator) {
+  return readme_header(o, "ELECTRA pre-trained: the discriminator, and its generator") +
+         "Generator: d_model=" + std::to_string(generator.d_model()) + " heads=" +
+         std::to_string(generator.num_heads()) + " ffn_dim=" + std::to_string(generator.ffn_dim()) +
+         ", sharing the discriminator's embeddings.\n"
+         "Methods (batch-first; V = vocab_size):\n"
+         "  encode(tokens[B,S] int64, segments[B,S] int64) -> hidden[B,S,d_model]: the discriminator, the\n"
+         "      encoder to fine-tune\n"
+         "  replaced_logits(tokens[B,S] int64, segments[B,S] int64) -> logits[B,S]: the log-odds that each\n"
+         "      token was replaced (sigmoid > 0.5: replaced)\n"
+         "  mlm_logits(tokens[B,S] int64, segments[B,S] int64) -> logits[B,S,V]: the generator, a masked LM\n"
+         "      at every position; read the rows where tokens == [MASK] to fill masks.\n\n" +
+         twin_readme_python_footer(
+             {"config.ini", "spm.model"},
+             python_tokens("In the beginning God created the heaven and the earth.") +
+             "print(torch.sigmoid(m.replaced_logits(tokens, torch.zeros_like(tokens)))[0])");
+}
+
+void export_electra(const std::string& out_path, ElectraForPreTrainingImpl& model,
+                    const std::map<std::string, std::string>& extra_files) {
+  export_twin(out_path, electra_spec(model), extra_files,
+              electra_export_readme(model.bert->options(), model.generator->options()), "export_electra");
 }
 
 std::string bert_export_readme(const BertOptions& o) {
@@ -129,11 +208,7 @@ std::string bert_export_readme(const BertOptions& o) {
          "      position (softmax over V); read the rows where tokens == [MASK] to fill masks.\n\n" +
          twin_readme_python_footer(
              {"config.ini", "spm.model"},
-             "import sentencepiece as spm\n"
-             "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n"
-             "ids = [" + std::to_string(kClsId) + "] + sp.encode('In the beginning God created the [MASK] and the earth.') + [" +
-                 std::to_string(kSepId) + "]\n"
-             "tokens = torch.tensor([ids])\n"
+             python_tokens("In the beginning God created the [MASK] and the earth.") +
              "logits = m.mlm_logits(tokens, torch.zeros_like(tokens))[0, ids.index(" + std::to_string(kMaskId) + ")]\n"
              "print([sp.id_to_piece(i) for i in logits.topk(5).indices.tolist()])");
 }

@@ -1,6 +1,6 @@
 #pragma once
-// TorchScript export of BERT (models/bert/bert.h), masked-LM pre-trained or fine-tuned as a
-// classifier: its "scripted twin"
+// TorchScript export of BERT (models/bert/bert.h), masked-LM pre-trained, ELECTRA pre-trained
+// (models/bert/electra.h) or fine-tuned as a classifier: its "scripted twin"
 // (docs/ARCHITECTURE.md), built like the Transformer's (infer/export_transformer.h) from the
 // same sub-layer source (infer/twin_transformer_source.h).
 //
@@ -35,6 +35,16 @@
 //       BertClassificationHeadImpl (W_c p + b_c; no dropout, as in eval mode);
 //   predict(tokens, segments) -> probabilities [B, C] (softmax of forward), or for a
 //       regression model (labels empty, C = 1) the score [B] (forward's single column).
+// script_electra: the twin of an ELECTRA pre-training model (models/bert/electra.h), holding
+// every parameter of an ElectraForPreTrainingImpl under its scripted_name (bert__...,
+// generator__..., discriminator_predictions__...; the shared embeddings once, as bert__embeddings__*),
+// with the attributes above of the discriminator plus generator_d_model, generator_num_heads and
+// generator_ffn_dim, and methods
+//   encode(tokens, segments) -> [B, S, D]: the discriminator's BertModelImpl::forward, as above;
+//   replaced_logits(tokens, segments) -> [B, S]: ElectraDiscriminatorHeadImpl at every position,
+//       the log-odds that the token was replaced;
+//   mlm_logits(tokens, segments) -> [B, S, V]: the generator at every position
+//       (ElectraGeneratorImpl::mlm_all).
 // The twin is inference-only (no dropout, as the eager model in eval mode); tests hold it within
 // 1e-5 of the eager model. Bad inputs (wrong rank, S > max_positions, segments of another
 // shape) fail with the TorchScript interpreter's std::runtime_error.
@@ -50,6 +60,8 @@
 
 namespace nlpzoo {
 
+class ElectraForPreTrainingImpl;  // models/bert/electra.h
+
 /// The scripted twin of `model` (see the file comment), as build_twin (infer/script_twin.h)
 /// makes every twin: in eval mode, a snapshot of the parameters, with build_twin's errors.
 torch::jit::Module script_bert(BertForPreTrainingImpl& model);
@@ -62,6 +74,18 @@ void export_bert(const std::string& out_path, BertForPreTrainingImpl& model,
 /// The README.txt stored in every export of a model with these options: sizes, the special ids,
 /// the methods, and the Python lines that fill a [MASK].
 std::string bert_export_readme(const BertOptions& options);
+
+/// The twin of an ELECTRA pre-training model (see the file comment), as build_twin makes it.
+torch::jit::Module script_electra(ElectraForPreTrainingImpl& model);
+
+/// Saves script_electra's twin to `out_path` with `extra_files` ("config.ini", "spm.model") and
+/// electra_export_readme, as export_twin does, with its errors.
+void export_electra(const std::string& out_path, ElectraForPreTrainingImpl& model,
+                    const std::map<std::string, std::string>& extra_files);
+
+/// The README.txt of an ELECTRA export: the discriminator's sizes and the generator's, the
+/// special ids, the methods, and the Python lines that score replaced tokens.
+std::string electra_export_readme(const BertOptions& discriminator, const BertOptions& generator);
 
 /// The twin of a fine-tuned BERT classifier (see the file comment), as build_twin makes it,
 /// holding `bert`'s and `head`'s parameters. `labels`: one name per output of `head`, or empty

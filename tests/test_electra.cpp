@@ -3,8 +3,9 @@
 // original counts as original), the loss MLM + λ·BCE from its equations on hand-made logits,
 // the gradient stop at the sample, the embeddings shared with the generator, the task's batches
 // (masked_lm's, plus seeded sampling noise), a short run whose loss falls, exact resume,
-// fine-tuning from the discriminator and fill-mask through the generator.
+// fine-tuning from the discriminator, fill-mask through the generator and the TorchScript twin.
 #include <gtest/gtest.h>
+#include <torch/script.h>
 
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "core/io.h"
 #include "core/safetensors.h"
 #include "datasets/special_ids.h"
+#include "infer/script_twin.h"
 #include "models/bert/electra.h"
 #include "tests/test_util.h"
 #include "train/tasks/classification_task.h"
@@ -349,7 +351,7 @@ TEST_F(ElectraTaskTest, ResumeEqualsTheUninterruptedRun) {
 
 // From a trained electra run: classification's init_from loads the discriminator (bert.*, equal
 // to the run's), says so, and leaves head and pooler fresh; fill-mask goes through the generator,
-// also from the checkpoint alone; there is no TorchScript export.
+// also from the checkpoint alone.
 TEST_F(ElectraTaskTest, FineTuneLoadsTheDiscriminatorAndFillMaskUsesTheGenerator) {
   auto config = tiny_config({"--max_steps", "4", "--valid_interval", "100", "--log_interval", "100"});
   torch::manual_seed(7);
@@ -410,9 +412,39 @@ TEST_F(ElectraTaskTest, FineTuneLoadsTheDiscriminatorAndFillMaskUsesTheGenerator
     EXPECT_EQ(electra.tokenizer().id_to_piece(top_ids[j].item<int64_t>()), filled[0][j].piece);
     EXPECT_NEAR(top[j].item<double>(), filled[0][j].probability, 1e-5);
   }
-  EXPECT_NE(test::user_error_of([&] { loaded.task->export_torchscript(path("electra.pt"), ""); })
-                .find("no TorchScript export"),
-            std::string::npos);
+}
+
+// nlpzoo export of an electra run: the twin holds every tensor once, carries the tokenizer and
+// config, and its three methods agree with the eager discriminator, its head and the generator.
+TEST_F(ElectraTaskTest, ExportTwinAgreesWithTheEagerModel) {
+  auto config = tiny_config();
+  torch::manual_seed(11);
+  ElectraTask task;
+  task.setup(config, {path("data"), path("run_export"), {Split::kValid}});
+  const auto file = path("electra.pt");
+  EXPECT_EQ(task.export_torchscript(file, "[model]\n"), (std::vector<std::string>{"config.ini", "spm.model"}));
+  torch::jit::ExtraFilesMap files{{"config.ini", ""}, {"spm.model", ""}};
+  auto twin = torch::jit::load(file, torch::kCPU, files);
+  EXPECT_EQ(files["config.ini"], "[model]\n");
+  EXPECT_EQ(files["spm.model"], task.tokenizer().serialized());
+  auto& model = *task.electra();
+  EXPECT_EQ(twin_tensor_mismatch(model, twin), "");
+  EXPECT_EQ(twin.attr("generator_d_model").toInt(), 4);
+
+  model.eval();
+  torch::NoGradGuard no_grad;
+  const auto b = task.make_batch(Split::kValid, 0, 0);
+  const auto& tokens = b.tensors.at("input");
+  const auto& segments = b.tensors.at("segments");
+  const auto h = model.bert(tokens, segments);  // [B, S, D]
+  EXPECT_LE(test::max_diff(twin.get_method("encode")({tokens, segments}).toTensor(), h), 1e-5);
+  const auto replaced = twin.get_method("replaced_logits")({tokens, segments}).toTensor();
+  ASSERT_EQ(replaced.sizes(), tokens.sizes());
+  EXPECT_LE(test::max_diff(replaced, model.discriminator_predictions(h)), 1e-5);
+  const auto mlm = twin.get_method("mlm_logits")({tokens, segments}).toTensor();
+  EXPECT_EQ(mlm.size(2), task.tokenizer().vocab_size());
+  EXPECT_LE(test::max_diff(mlm, model.generator->mlm_all(tokens, segments)), 1e-5);
+  fs::remove(file);
 }
 
 // Bad generator sizes name the key before any slow work.

@@ -17,6 +17,7 @@
 #include "models/bert/bert.h"
 #include "tests/test_util.h"
 #include "core/config.h"
+#include "core/io.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/registry.h"
 #include "train/flat_parameters.h"
@@ -517,4 +518,80 @@ TEST_F(MaskedLmTaskTest, NspAndMlmHeadsOverfitABatch) {
   const auto m = task.evaluate(Split::kValid, {});
   EXPECT_GE(m.at("nsp_accuracy").value, 0.0);
   EXPECT_LT(m.at("mlm_loss").value, m.at("loss").value);
+}
+
+// Task-adaptive pre-training (Gururangan et al. 2020): a masked_lm run continues another's on a
+// task's labelled train.tsv. It reads the sentences (both of a pair) and never the labels, and
+// refuses a dev file; it starts from the run's tokenizer, sizes and weights (this config's own
+// sizes give way, a size given on the command line does not) and trains on.
+TEST_F(MaskedLmTaskTest, TaskAdaptivePretrainingContinuesARunOnATasksTrainingText) {
+  const auto base_run = (*dir_ / "tapt_base").string();
+  {
+    auto base = tiny_config();
+    for (auto [key, value] : {std::pair{"max_steps", "2"}, {"valid_interval", "100"}, {"log_interval", "100"}})
+      base.set(key, value);
+    torch::manual_seed(3);
+    MaskedLmTask task;
+    task.setup(base, {(*dir_ / "data").string(), base_run, {Split::kTrain, Split::kValid}});
+    ASSERT_EQ(Trainer(task, base, "masked_lm", base_run).train(false), 0);
+  }
+  auto base = load_run(base_run + "/checkpoint_last.pt", torch::kCPU);
+  const auto& base_task = dynamic_cast<MaskedLmTask&>(*base.task);
+
+  // Pairs with labels; the label words appear nowhere in the sentences.
+  const auto tsv = *dir_ / "tsv";
+  fs::create_directories(tsv);
+  std::string train = "index\tsentence1\tsentence2\tlabel\n";
+  for (int i = 0; i < 60; ++i)
+    train += std::to_string(i) + "\tthe king went to the city " + std::to_string(i % 7) + "\tand the people saw him\t" +
+             (i % 2 ? "entailment" : "not_entailment") + "\n";
+  atomic_write_text((tsv / "train.tsv").string(), train);
+  atomic_write_text((tsv / "dev.tsv").string(), train);
+  const std::vector<std::string> tapt = {"--task", "masked_lm", "--init_from", base_run, "--corpus_format", "tsv",
+                                         "--train_file", "train.tsv", "--tsv_columns", "4", "--text_column", "sentence1",
+                                         "--text_b_column", "sentence2", "--label_column", "label", "--valid_every", "5",
+                                         "--max_steps", "4", "--valid_interval", "2", "--log_interval", "100"};
+  auto config = Config::resolve(task_schema("masked_lm"), "", tapt);
+  const auto tapt_run = (*dir_ / "tapt").string();
+  MaskedLmTask task;
+  testing::internal::CaptureStdout();
+  task.setup(config, {tsv.string(), tapt_run, {Split::kTrain, Split::kValid}});
+  const auto out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("init_from " + base_run + "/checkpoint_last.pt (masked_lm, step 2): loaded"), std::string::npos) << out;
+  EXPECT_EQ(task.tokenizer().serialized(), base_task.tokenizer().serialized());
+  for (const auto* key : {"d_model", "num_heads", "num_layers", "ffn_dim", "max_positions", "vocab_size"})
+    EXPECT_EQ(config.get(key), base.config.get(key)) << key;
+  auto theirs = base.task->model()->named_parameters();
+  for (const auto& p : task.model()->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), theirs[p.key()])) << p.key();
+  // The corpus: 60 rows x 2 sentences, every 5th held out; no label was read as text.
+  int64_t train_pieces = 0;
+  for (const auto& s : task.sequences(Split::kTrain)) train_pieces += static_cast<int64_t>(s.size());
+  EXPECT_GT(train_pieces, 0);
+  for (const auto& s : task.sequences(Split::kTrain))
+    EXPECT_EQ(task.tokenizer().decode(s).find("entailment"), std::string::npos);
+  ASSERT_EQ(Trainer(task, config, "masked_lm", tapt_run).train(false), 0);
+  auto continued = load_run(tapt_run + "/checkpoint_last.pt", torch::kCPU);
+  EXPECT_EQ(continued.header.state.step, 4);
+  EXPECT_FALSE(torch::equal(continued.task->model()->named_parameters()["bert.embeddings.token.weight"],
+                            theirs["bert.embeddings.token.weight"]));
+
+  // A dev file, a size chosen against the run's, and a run of another task are refused by name.
+  auto dev = tapt;
+  dev[7] = "dev.tsv";
+  auto e = test::user_error_of([&] {
+    auto c = Config::resolve(task_schema("masked_lm"), "", dev);
+    MaskedLmTask t;
+    t.setup(c, {tsv.string(), (*dir_ / "tapt_dev").string(), {Split::kTrain, Split::kValid}});
+  });
+  EXPECT_NE(e.find("config key 'train_file': " + (tsv / "dev.tsv").string() + " looks like a dev file"), std::string::npos) << e;
+  auto wider = tapt;
+  wider.insert(wider.end(), {"--d_model", "32"});
+  e = test::user_error_of([&] {
+    auto c = Config::resolve(task_schema("masked_lm"), "", wider);
+    MaskedLmTask t;
+    t.setup(c, {tsv.string(), (*dir_ / "tapt_wider").string(), {Split::kTrain, Split::kValid}});
+  });
+  EXPECT_NE(e.find("config key 'd_model': is 32 but the init_from run " + base_run + " was pre-trained with d_model = 16"),
+            std::string::npos) << e;
 }

@@ -9,7 +9,6 @@
 #include "core/io.h"
 #include "datasets/special_ids.h"
 #include "datasets/word_vectors.h"
-#include "train/checkpoint_v1.h"
 #include "train/tasks/component_schemas.h"
 #include "train/tasks/masked_lm_data.h"  // PretrainingCorpusOptions
 #include "train/tasks/pretrained_encoder.h"
@@ -415,16 +414,6 @@ torch::Tensor pair_segments(const torch::Tensor& tokens) {
 }
 
 namespace {
-// A BERT encoder's architecture: the keys a fine-tuned run takes from its init_from run.
-const std::vector<std::string>& bert_architecture_keys() {
-  static const std::vector<std::string> keys = {"d_model", "num_heads",     "num_layers", "ffn_dim",
-                                                "max_positions", "activation", "pre_norm", "positions",
-                                                "type_vocab_size", "layer_norm_eps"};
-  return keys;
-}
-}  // namespace
-
-namespace {
 // Makes `config` take the size keys of the pre-trained run `dir` (its resolved config `source`).
 void adopt_architecture(const std::string& dir, const Config& source, Config& config);
 }  // namespace
@@ -438,15 +427,8 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
       pretraining_tasks += (pretraining_tasks.empty() ? "" : " or ") + name;
   const std::string expected = " (init_from names the folder of a pre-trained " + pretraining_tasks +
                                " run, e.g. checkpoints/bert-mini-english)";
-  if (!fs::exists(dir)) throw UserError(what + dir + " does not exist" + expected);
-  if (!fs::is_directory(dir)) throw UserError(what + dir + " is not a folder" + expected);
   PretrainedEncoder source;
-  source.checkpoint = (fs::path(dir) / "checkpoint_last.pt").string();
-  if (!fs::exists(source.checkpoint))
-    throw UserError(what + dir + " is not a run folder: it has no checkpoint_last.pt" + expected);
-  if (is_checkpoint_v1(source.checkpoint))
-    throw UserError(what + source.checkpoint + " is a version-1 checkpoint, read through TorchScript, which can run "
-                    "code from the file; rewrite it first with: nlpzoo checkpoint upgrade " + dir);
+  source.checkpoint = run_to_start_from(dir, "init_from", expected);
   const auto header = read_checkpoint_header(source.checkpoint);
   if (!dynamic_cast<PretrainedBertEncoder*>(make_task(header.task).get()))
     throw UserError(what + dir + " is a run of task '" + header.task + "', not of " + pretraining_tasks +
@@ -470,24 +452,7 @@ PretrainedEncoder read_pretrained_encoder(const std::string& dir, Config& config
 
 namespace {
 void adopt_architecture(const std::string& dir, const Config& source, Config& config) {
-  // The encoder's keys as the binder writes them, so that equal values compare equal (1 and 01, true and 1).
-  const auto canonical = [](const Config& c) {
-    Config texts;
-    write_options(bind_options<BertKeys>(c), texts);
-    return texts;
-  };
-  const Config theirs = canonical(source), ours = canonical(config);
-  for (const auto& key : bert_architecture_keys()) {
-    const std::string &mine = ours.get(key), &pretrained = theirs.get(key);
-    if (mine == pretrained) continue;
-    // A preset's sizes (presets/bert-finetune: bert-mini-english's) give way to the run's, as
-    // Hugging Face's from_pretrained reads the checkpoint's config; a size the user chose does not.
-    if (config.chosen(key))
-      throw UserError("config key '" + key + "': is " + mine + " but the init_from run " + dir + " was pre-trained with " +
-                      key + " = " + pretrained + "; a fine-tuned encoder keeps its pre-trained architecture (leave the "
-                      "key out or set it to " + pretrained + ")");
-    config.set(key, pretrained);
-  }
+  adopt_bert_keys(dir, source, config);
   const auto run = bind_options<PretrainingCorpusOptions>(source);
   auto options = bind_options<ClassificationOptions>(config);
   options.vocab_size = run.vocab_size;

@@ -5,6 +5,7 @@
 
 #include "core/io.h"
 #include "datasets/special_ids.h"
+#include "infer/export_bert.h"
 #include "train/evaluation.h"
 #include "train/trainer.h"
 
@@ -128,6 +129,12 @@ Metrics ElectraTask::evaluate(Split split, const EvaluationOptions& options) {
   m.add({"discriminator_accuracy", s.at("discriminator_accuracy"), Better::kHigher, 4, ""});
   m.add({"replaced_f1", s.at("replaced_f1"), Better::kHigher, 4, ""});
   return m;
+}
+
+std::vector<std::string> ElectraTask::export_torchscript(const std::string& path, const std::string& config_ini) {
+  const auto files = data_.export_files(config_ini);
+  export_electra(path, *model_, files);
+  return MaskedLmData::names(files);
 }
 
 std::vector<std::vector<MaskCandidate>> ElectraTask::fill_mask(const std::string& line, int64_t k,

@@ -77,6 +77,9 @@ class ElectraTask : public Task, public MaskFiller, public PretrainedBertEncoder
   /// the split's fixed masks and samples.
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
   Split default_evaluation_split() const override { return Split::kValid; }
+  /// The twin of infer/export_bert.h's script_electra (encode, replaced_logits, mlm_logits)
+  /// with "config.ini" and "spm.model".
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   /// Through the generator (the run's masked LM): [CLS] pieces(line) [SEP], the k most probable
   /// pieces at every [MASK] (MaskedLmData::fill_mask).
   std::vector<std::vector<MaskCandidate>> fill_mask(const std::string& line, int64_t k,

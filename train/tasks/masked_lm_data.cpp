@@ -10,6 +10,7 @@
 #include "core/excerpt.h"
 #include "core/io.h"
 #include "datasets/english_corpus.h"
+#include "datasets/labeled_text.h"
 #include "datasets/special_ids.h"
 #include "datasets/wordpiece_model.h"
 #include "train/tasks/run_tokenizer.h"
@@ -57,8 +58,36 @@ BertOptions BertKeys::options(int64_t vocab_size) const {
       .pad_id(kPadId);
 }
 
+void adopt_bert_keys(const std::string& dir, const Config& source, Config& config) {
+  // The keys as the binder writes them, so that equal values compare equal (1 and 01, true and 1).
+  const auto canonical = [](const Config& c) {
+    Config texts;
+    write_options(bind_options<BertKeys>(c), texts);
+    return texts;
+  };
+  const Config theirs = canonical(source), ours = canonical(config);
+  for (const auto& [key, pretrained] : theirs.values()) {
+    const std::string& mine = ours.get(key);
+    if (mine == pretrained || key == "dropout" || key == "attention_dropout") continue;  // dropout is the new run's
+    // A preset's sizes (presets/bert-finetune: bert-mini-english's) give way to the run's, as
+    // Hugging Face's from_pretrained reads the checkpoint's config; a size the user chose does not.
+    if (config.chosen(key))
+      throw UserError("config key '" + key + "': is " + mine + " but the init_from run " + dir + " was pre-trained with " +
+                      key + " = " + pretrained + "; a model started from it keeps its architecture (leave the key out "
+                      "or set it to " + pretrained + ")");
+    config.set(key, pretrained);
+  }
+}
+
 void PretrainingCorpusOptions::bind(OptionBinder& b) {
-  b.field("train_file", train_file, "corpus file in data_dir: one sentence per line");
+  b.field("train_file", train_file,
+          "corpus file in data_dir: one sentence per line, or with corpus_format = tsv a task's labelled training TSV");
+  b.field("corpus_format", corpus_format,
+          "text: train_file holds one sentence per line; tsv: train_file is a task's training file laid out as the "
+          "keys tsv_columns, text_column, text_b_column, label_column and tsv_header say (as classification reads it), "
+          "whose sentences (both of a pair) are the corpus and whose labels are never used: task-adaptive pre-training "
+          "(Gururangan et al. 2020), with init_from",
+          {"text", "tsv"});
   b.field("valid_every", valid_every, "line i (0-based) with (i+1) % valid_every == 0 is held out for validation",
           at_least(2));
   b.field("vocab_size", vocab_size, "SentencePiece vocabulary size, at most ([CLS] [SEP] [MASK] included)", at_least(8));
@@ -81,6 +110,7 @@ void PretrainingCorpusOptions::bind(OptionBinder& b) {
 ConfigSchema pretraining_corpus_schema() {
   ConfigSchema s = schema_of<PretrainingCorpusOptions>();
   s.merge(tokenizer_schema())
+      .merge(tsv_layout_schema())
       .merge(schema_of<BertKeys>())
       .set_default("activation", "gelu", "BERT: feed-forward activation (GELU, Devlin et al. sec. 3)")
       .set_default("positions", "learned", "BERT: learned absolute positions (the only kind BERT takes)")
@@ -99,6 +129,24 @@ namespace {
 // Salts of the mask, pair and sampling-noise streams: train draws depend on (seed, epoch,
 // example), valid on the example only.
 constexpr uint64_t kTrainMask = 1, kValidMask = 2, kTrainPair = 3, kValidPair = 4, kTrainNoise = 5, kValidNoise = 6;
+// The sentences of a task's labelled training file, a pair's two in turn (its labels are read,
+// for the layout's check, and dropped). Pre-training on a dev or test file would leak the
+// sentences the fine-tuned model is scored on.
+std::vector<std::string> task_sentences(const std::string& path, const TsvLayout& layout, const std::string& task_name) {
+  const std::string stem = fs::path(path).stem().string();
+  for (const std::string held : {"dev", "test", "valid"})
+    if (stem.rfind(held, 0) == 0)
+      throw UserError("config key 'train_file': " + path + " looks like a " + held + " file; " + task_name +
+                      " with corpus_format = tsv reads a task's training file only (train.tsv), never the text it "
+                      "is evaluated on");
+  const auto examples = read_labeled_text(path, layout);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < examples.sentences.size(); ++i) {
+    out.push_back(examples.sentences[i]);
+    if (!examples.sentences_b.empty()) out.push_back(examples.sentences_b[i]);
+  }
+  return out;
+}
 }  // namespace
 
 void MaskedLmData::setup(PretrainingCorpusOptions& options, bool nsp, int64_t max_positions, uint64_t seed,
@@ -116,8 +164,10 @@ void MaskedLmData::setup(PretrainingCorpusOptions& options, bool nsp, int64_t ma
   const bool need_tokenizer_text = restored_spm_.empty() && !context.resume;
   std::map<Split, std::vector<std::string>> lines;
   if (!context.splits.empty() || need_tokenizer_text) {
-    require_file(path, task_name + " corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
-    auto all = read_lines(path);
+    auto all = options.corpus_format == "tsv" ? task_sentences(path, tsv_layout(config), task_name) : [&] {
+      require_file(path, task_name + " corpus, one sentence per line (make one with: nlpzoo data english --out DIR)");
+      return read_lines(path);
+    }();
     for (int64_t i = 0; i < static_cast<int64_t>(all.size()); ++i) {
       auto& line = all[i];
       if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -287,6 +337,18 @@ Batch MaskedLmData::make_batch(Split split, int64_t epoch, int64_t index, bool s
   batch.num_examples = N;
   batch.num_tokens = N;
   return batch;
+}
+
+std::map<std::string, std::string> MaskedLmData::export_files(const std::string& config_ini) const {
+  auto files = tokenizer_export_files(*tokenizer_);
+  files["config.ini"] = config_ini;
+  return files;
+}
+
+std::vector<std::string> MaskedLmData::names(const std::map<std::string, std::string>& files) {
+  std::vector<std::string> out;
+  for (const auto& [name, bytes] : files) out.push_back(name);
+  return out;
 }
 
 std::vector<int64_t> MaskedLmData::input_pieces(const std::string& line) const {

@@ -55,6 +55,7 @@ struct BertKeys {
 /// electra's).
 struct PretrainingCorpusOptions {
   std::string train_file = "english.txt";
+  std::string corpus_format = "text";  // text (a sentence per line) or tsv (a task's training file)
   int64_t valid_every = 200;  // line i with (i+1) % valid_every == 0 is held out
   int64_t vocab_size = 8000;  // at most; the tokenizer's, once it is trained
   double mask_prob = 0.15;
@@ -63,6 +64,11 @@ struct PretrainingCorpusOptions {
   bool normalize_words = true;
   void bind(OptionBinder& b);
 };
+
+/// Makes the BERT size keys of `config` (BertKeys, dropout aside) those of `source`, the
+/// resolved config of the pre-trained run `dir` that init_from names. Throws UserError naming
+/// the key when the user chose (Config::chosen) another value.
+void adopt_bert_keys(const std::string& dir, const Config& source, Config& config);
 
 /// The corpus keys, the tokenizer's and BERT's size keys with BERT's defaults: the schema every
 /// pre-training task starts from.
@@ -97,8 +103,14 @@ class MaskedLmData {
   /// "spm.model": the SentencePiece model's bytes.
   std::map<std::string, std::string> artifacts() const { return {{"spm.model", tokenizer_->serialized()}}; }
   void restore_artifacts(const std::map<std::string, std::string>& blobs);
+  /// Whether restore_artifacts gave the tokenizer (a checkpoint being loaded).
+  bool restored() const { return !restored_spm_.empty(); }
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// An export's extra files: "config.ini" and the tokenizer's (tokenizer_export_files).
+  std::map<std::string, std::string> export_files(const std::string& config_ini) const;
+  /// Their names, as export_torchscript returns them.
+  static std::vector<std::string> names(const std::map<std::string, std::string>& files);
   /// The packed sequences of a split (each [CLS] ... [SEP]); empty with NSP. Throws UserError
   /// if not read.
   const std::vector<TokenIds>& sequences(Split split) const;

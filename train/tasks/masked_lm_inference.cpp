@@ -1,17 +1,13 @@
 // MaskedLmTask's offers to the CLI: fill-mask (the MaskFiller capability) and the TorchScript twin.
-#include "datasets/wordpiece_model.h"
 #include "infer/export_bert.h"
 #include "train/tasks/masked_lm_task.h"
 
 namespace nlpzoo {
 
 std::vector<std::string> MaskedLmTask::export_torchscript(const std::string& path, const std::string& config_ini) {
-  auto files = tokenizer_export_files(tokenizer());
-  files["config.ini"] = config_ini;
+  const auto files = data_.export_files(config_ini);
   export_bert(path, *model_, files);
-  std::vector<std::string> names;
-  for (const auto& [name, bytes] : files) names.push_back(name);
-  return names;
+  return MaskedLmData::names(files);
 }
 
 std::vector<std::vector<MaskCandidate>> MaskedLmTask::fill_mask(const std::string& line, int64_t k,

@@ -29,6 +29,7 @@ namespace nlpzoo {
 /// batching) and next-sentence prediction.
 struct MaskedLmOptions : PretrainingCorpusOptions {
   bool nsp = false;
+  std::string init_from;  // a masked_lm run to continue pre-training (its tokenizer, sizes, weights)
   void bind(OptionBinder& b);
 };
 
@@ -93,6 +94,15 @@ class MaskedLmTask : public Task, public MaskFiller, public PretrainedBertEncode
   const MaskingOptions& masking() const { return data_.masking(); }
 
  private:
+  // Continued pre-training (init_from): the run's sizes and text form into `config`, its
+  // tokenizer into data_; its tensors are returned, for the model once it is built.
+  struct ContinuedRun {
+    std::string checkpoint;
+    int64_t step = 0;
+    std::map<std::string, torch::Tensor> tensors;
+  };
+  ContinuedRun continue_from(const std::string& dir, Config& config, const TaskContext& context);
+
   BertForPreTraining model_{nullptr};
   MaskedLmData data_;
   bool nsp_ = false;

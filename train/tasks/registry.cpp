@@ -1,8 +1,10 @@
 #include "train/tasks/registry.h"
 
+#include <filesystem>
 #include <functional>
 
 #include "core/io.h"
+#include "train/checkpoint_v1.h"
 #include "train/tasks/electra_task.h"
 #include "train/tasks/glove_task.h"
 #include "train/tasks/language_model_task.h"
@@ -12,6 +14,8 @@
 #include "train/tasks/translation_task.h"
 #include "train/tasks/word2vec_task.h"
 #include "train/trainer.h"
+
+namespace fs = std::filesystem;
 
 namespace nlpzoo {
 
@@ -62,6 +66,18 @@ ConfigSchema task_schema(const std::string& task_name) {
 ConfigSchema task_own_schema(const std::string& task_name) { return entry(task_name).schema(); }
 
 std::unique_ptr<Task> make_task(const std::string& task_name) { return entry(task_name).make(); }
+
+std::string run_to_start_from(const std::string& dir, const std::string& key, const std::string& expected) {
+  const std::string what = "config key '" + key + "': ";
+  if (!fs::exists(dir)) throw UserError(what + dir + " does not exist" + expected);
+  if (!fs::is_directory(dir)) throw UserError(what + dir + " is not a folder" + expected);
+  const std::string checkpoint = (fs::path(dir) / "checkpoint_last.pt").string();
+  if (!fs::exists(checkpoint)) throw UserError(what + dir + " is not a run folder: it has no checkpoint_last.pt" + expected);
+  if (is_checkpoint_v1(checkpoint))
+    throw UserError(what + checkpoint + " is a version-1 checkpoint, read through TorchScript, which can run "
+                    "code from the file; rewrite it first with: nlpzoo checkpoint upgrade " + dir);
+  return checkpoint;
+}
 
 LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir,
                    const std::set<Split>& splits) {

@@ -38,6 +38,12 @@ struct LoadedRun {
 };
 /// Throws UserError naming `checkpoint_path` if it is missing, corrupt, of an unknown task
 /// or does not match the model its config describes.
+/// The checkpoint_last.pt of the run folder `dir` that config key `key` names (init_from), for
+/// a new run to start from. Throws UserError naming the key and `dir` (then `expected`, what the
+/// key should name) when it is missing, not a folder or holds no checkpoint, and naming the file
+/// for a version-1 checkpoint (read through TorchScript, which can run code).
+std::string run_to_start_from(const std::string& dir, const std::string& key, const std::string& expected);
+
 LoadedRun load_run(const std::string& checkpoint_path, const torch::Device& device, const std::string& data_dir = "",
                    const std::set<Split>& splits = {});
 
