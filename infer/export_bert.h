@@ -1,7 +1,7 @@
 #pragma once
 // TorchScript export of BERT (models/bert/bert.h), masked-LM pre-trained, ELECTRA pre-trained
 // (models/bert/electra.h) or fine-tuned as a classifier: its "scripted twin"
-// (docs/ARCHITECTURE.md), built like the Transformer's (infer/export_transformer.h) from the
+// (infer/script_twin.h), built like the Transformer's (infer/export_transformer.h) from the
 // same sub-layer source (infer/twin_transformer_source.h).
 //
 // script_bert builds a torch::jit::Module by hand, copies every parameter of a

@@ -1,6 +1,6 @@
 #pragma once
 // TorchScript export of the sentence classifiers (models/classifier/): their "scripted twins"
-// (docs/ARCHITECTURE.md), built like the other twins (infer/script_twin.h).
+// (infer/script_twin.h), built like the other twins (infer/script_twin.h).
 //
 // Parameters, under scripted_name ('.' -> "__"), as the eager model names them:
 //   embedding.weight -> embedding__weight   [V, embed_dim]

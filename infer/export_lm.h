@@ -1,6 +1,6 @@
 #pragma once
 // TorchScript export of the recurrent language model (models/rnn/language_model.h): its
-// "scripted twin" (docs/ARCHITECTURE.md), built like the seq2seq twins (infer/export_seq2seq.h).
+// "scripted twin" (infer/script_twin.h), built like the seq2seq twins (infer/export_seq2seq.h).
 //
 // script_language_model builds a torch::jit::Module by hand, copies every parameter of a
 // LanguageModelImpl into it under scripted_name ('.' -> "__"):

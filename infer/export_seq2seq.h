@@ -1,5 +1,5 @@
 #pragma once
-// TorchScript export of the RNN encoder-decoder: "the scripted twin" (docs/ARCHITECTURE.md).
+// TorchScript export of the RNN encoder-decoder: "the scripted twin" (infer/script_twin.h).
 //
 // LibTorch's C++ modules cannot be scripted, so script_seq2seq builds a torch::jit::Module by
 // hand: it copies every trained tensor of a Seq2SeqImpl into it and defines the inference

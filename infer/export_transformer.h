@@ -1,6 +1,6 @@
 #pragma once
 // TorchScript export of the Transformer encoder-decoder: its "scripted twin"
-// (docs/ARCHITECTURE.md), built like the RNN seq2seq's (infer/export_seq2seq.h).
+// (infer/script_twin.h), built like the RNN seq2seq's (infer/export_seq2seq.h).
 //
 // script_transformer builds a torch::jit::Module by hand, copies every parameter and buffer of
 // a TransformerSeq2SeqImpl into it under scripted_name ('.' -> "__", e.g.

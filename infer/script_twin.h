@@ -1,5 +1,8 @@
 #pragma once
-// What every scripted twin shares (docs/ARCHITECTURE.md, "the scripted twin"): the mapping
+// A "scripted twin" is how a C++ module is exported: LibTorch cannot script C++ code, so a
+// torch::jit::Module holds the trained module's tensors as attributes and runs TorchScript
+// source written from the same equations; python3-torch loads it as any TorchScript file.
+// What every scripted twin shares: the mapping
 // of eager parameter names to TorchScript attribute names; one shell (TwinSpec, build_twin,
 // export_twin) that builds a torch::jit::Module holding a trained module's tensors, checks
 // them against the eager ones and saves it atomically with extra files and a README; and

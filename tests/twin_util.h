@@ -1,7 +1,7 @@
 #pragma once
-// What the export tests check of every scripted twin (docs/ARCHITECTURE.md, "the scripted
-// twin"), written once: it agrees with the eager model step by step, holds every parameter
-// under its mapped name, and its saved file carries its extra files.
+// What the export tests check of every scripted twin (infer/script_twin.h), written once: it
+// agrees with the eager model step by step, holds every parameter under its mapped name, and
+// its saved file carries its extra files.
 #include <torch/script.h>
 #include <torch/torch.h>
 
