@@ -2,6 +2,7 @@
 // average-of-embeddings and (bi)RNN classifiers, the classification task, its metrics, and
 // (Regression) SST-2 end to end through the CLI.
 #include <gtest/gtest.h>
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "models/classifier/average_embedding.h"
 #include "models/classifier/rnn_classifier.h"
 #include "tests/test_util.h"
+#include "train/tasks/architectures.h"
 #include "train/tasks/classification_task.h"
 #include "train/tasks/registry.h"
 #include "train/trainer.h"
@@ -641,3 +643,41 @@ TEST(RegressionClassifier, Sst2AverageEmbeddingTrainEvaluateClassify) {
 }
 
 }  // namespace
+
+// Every registered architecture exports its scripted twin: a registration whose module has no
+// twin (a classifier twin is chosen by the module's type) fails here rather than in a user's
+// `nlpzoo export`.
+TEST(Architectures, EveryRegisteredArchitectureExportsItsTwin) {
+  const auto dir = test::fresh_temp_dir("arch_export");
+  const std::vector<std::string> tiny = {"--embed_dim", "8",   "--hidden_size", "8",  "--d_model",       "8",
+                                         "--num_heads", "2",   "--num_layers",  "1",  "--ffn_dim",       "16",
+                                         "--max_positions", "16", "--attention_dim", "8", "--dropout", "0"};
+  // The tiny sizes that the task's schema has, and the architecture.
+  const auto sized = [&](const std::string& task, const std::string& arch) {
+    const auto schema = task_schema(task);
+    std::vector<std::string> flags = {"--arch", arch};
+    for (size_t i = 0; i < tiny.size(); i += 2)
+      if (schema.find(tiny[i].substr(2))) flags.insert(flags.end(), {tiny[i], tiny[i + 1]});
+    return flags;
+  };
+  for (const auto& arch : classifier_architectures()) {
+    SCOPED_TRACE(arch.name);
+    const Config config = Config::resolve(task_schema("classification"), "", sized("classification", arch.name));
+    auto model = arch.build(config, {40, 3, false});
+    const auto file = (dir / (arch.name + ".pt")).string();
+    ASSERT_NO_THROW(model->export_twin(file, {"a", "b", "c"}, {{"config.ini", "x"}}));
+    EXPECT_NO_THROW(torch::jit::load(file));
+  }
+  for (const auto& arch : seq2seq_architectures()) {
+    SCOPED_TRACE(arch.name);
+    const Config config = Config::resolve(task_schema("translation"), "", sized("translation", arch.name));
+    Seq2SeqSizes sizes;
+    sizes.src_vocab_size = sizes.tgt_vocab_size = 40;
+    sizes.max_positions = 16;
+    auto model = arch.build(config, sizes);
+    const auto file = (dir / (arch.name + ".pt")).string();
+    ASSERT_NO_THROW(model->export_twin(file, {{"config.ini", "x"}}));
+    EXPECT_NO_THROW(torch::jit::load(file));
+  }
+  fs::remove_all(dir);
+}
