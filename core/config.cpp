@@ -211,15 +211,10 @@ Config defaults(const ConfigSchema& schema) {
 Config Config::resolve(const ConfigSchema& schema, const std::string& ini_path,
                        const std::vector<std::string>& overrides) {
   Config config = defaults(schema);
-  if (!ini_path.empty()) {
-    const auto chain = preset_chain(ini_path);
-    for (size_t i = 0; i < chain.size(); ++i) {
-      if (i + 1 == chain.size()) config.preset_values_ = config.values_;
-      apply_ini(config, schema, chain[i].text, chain[i].path);
-    }
-  } else {
-    config.preset_values_ = config.values_;
-  }
+  const auto chain = ini_path.empty() ? std::vector<IniFile>{} : preset_chain(ini_path);
+  for (size_t i = 0; i + 1 < chain.size(); ++i) apply_ini(config, schema, chain[i].text, chain[i].path);
+  config.preset_values_ = config.values_;  // the defaults and the bases: what chosen() compares with
+  if (!chain.empty()) apply_ini(config, schema, chain.back().text, chain.back().path);
   try {
     apply(config, schema, po::command_line_parser(overrides).options(describe(schema)).allow_unregistered().run(),
           "command line");

@@ -1,7 +1,5 @@
 #include "datasets/english_corpus.h"
 
-#include "datasets/brown_corpus.h"
-
 #include <zlib.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include <utility>
 
 #include "datasets/bible.h"
+#include "datasets/brown_corpus.h"
 #include "core/io.h"
 #include "core/utf8.h"
 

@@ -83,7 +83,7 @@ std::shared_ptr<const WordPieceModel> parse_wordpiece(const std::string& bytes) 
   auto order = nlpzoo_row_order(tokenizer, where);
   std::vector<int64_t> ours(order.size());
   for (size_t i = 0; i < order.size(); ++i) ours[order[i]] = static_cast<int64_t>(i);
-  return std::make_shared<const WordPieceModel>(WordPieceModel{std::move(tokenizer), std::move(order), std::move(ours), bytes});
+  return std::make_shared<const WordPieceModel>(WordPieceModel{std::move(tokenizer), std::move(order), std::move(ours)});
 }
 
 }  // namespace nlpzoo

@@ -28,7 +28,6 @@ struct WordPieceModel {
   WordPieceTokenizer tokenizer;    // ids = vocab.txt lines
   std::vector<int64_t> file_id;    // ours -> vocab.txt line
   std::vector<int64_t> our_id;     // vocab.txt line -> ours
-  std::string bytes;               // serialize_wordpiece of the vocabulary and options
 };
 
 /// The vocabulary lines in our id order (see above): row_order[our id] = vocab.txt line. Throws

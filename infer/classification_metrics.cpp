@@ -69,7 +69,6 @@ ClassificationScores scores_from_confusion(const std::vector<std::vector<int64_t
   const double denominator = std::sqrt((n * n - sum_p2) * (n * n - sum_t2));
   s.mcc = denominator > 0 ? (static_cast<double>(correct) * n - sum_pt) / denominator : 0.0;
   s.positive = positive_class(s.labels);
-  if (s.positive >= 0) s.positive_f1 = s.f1[s.positive];
   return s;
 }
 
@@ -85,7 +84,7 @@ std::string ClassificationScores::report() const {
   out << std::fixed << std::setprecision(4);
   out << "accuracy " << accuracy << " (" << static_cast<int64_t>(accuracy * total + 0.5) << " of " << total
       << ") | macro-F1 " << macro_f1 << " | MCC " << mcc;
-  if (positive >= 0) out << " | F1 of label " << labels[positive] << " " << positive_f1;
+  if (positive >= 0) out << " | F1 of label " << labels[positive] << " " << positive_f1();
   out << "\n";
   size_t width = 5;  // "label"
   for (const auto& l : labels) width = std::max(width, l.size());

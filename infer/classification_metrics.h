@@ -26,9 +26,10 @@ struct ClassificationScores {
   double mcc = 0;
   // The positive class of a two-class task, as GLUE scores MRPC and QQP (and scikit-learn's
   // f1_score with its default pos_label=1): the label named "1"; -1 when the task has another
-  // number of classes or no such label. positive_f1 is f1[positive] (0 without one).
+  // number of classes or no such label.
   int64_t positive = -1;
-  double positive_f1 = 0;
+  /// f1[positive], 0 without one.
+  double positive_f1() const { return positive >= 0 ? f1[positive] : 0.0; }
 
   /// A text report: accuracy and macro-F1, a table of precision / recall / F1 / support per
   /// label, and the confusion matrix with the label names (rows gold, columns predicted).

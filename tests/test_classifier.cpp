@@ -585,13 +585,13 @@ TEST(ClassificationMetrics, PositiveClassF1IsLabelOnesAsGlueScoresIt) {
   // predicted 1 1 1 1 0 0 gives "1": P 3/4, R 1, F1 6/7 and "0": P 1, R 2/3, F1 4/5.
   const auto s = classification_scores({0, 0, 0, 1, 1, 1}, {0, 0, 0, 0, 1, 1}, {"1", "0"});
   EXPECT_EQ(s.positive, 0);
-  EXPECT_NEAR(s.positive_f1, 6.0 / 7, 1e-12);
+  EXPECT_NEAR(s.positive_f1(), 6.0 / 7, 1e-12);
   EXPECT_NEAR(s.macro_f1, (6.0 / 7 + 0.8) / 2, 1e-12);
   EXPECT_NE(s.report().find("F1 of label 1 0.8571"), std::string::npos) << s.report();
   EXPECT_EQ(positive_class({"0", "1"}), 1);
   EXPECT_EQ(positive_class({"neg", "pos"}), -1);      // no label "1": no positive class
   EXPECT_EQ(positive_class({"0", "1", "2"}), -1);     // and none for three classes
-  EXPECT_EQ(classification_scores({0, 1}, {0, 1}, {"neg", "pos"}).positive_f1, 0.0);
+  EXPECT_EQ(classification_scores({0, 1}, {0, 1}, {"neg", "pos"}).positive_f1(), 0.0);
 }
 
 }  // namespace

@@ -153,8 +153,10 @@ HfBertImport import_hf_bert(const std::string& dir_name) {
   // A checkpoint pre-trained with next-sentence prediction keeps its NSP head, and so a trained
   // pooler, which fine-tuning then starts from.
   BertOptions with_head = options;
+  const std::string nsp_weight = "seq_relationship.weight";
   for (const auto& [name, tensor] : tensors)
-    if (name.size() >= 23 && name.compare(name.size() - 23, 23, "seq_relationship.weight") == 0) with_head.nsp(true);
+    if (name.size() >= nsp_weight.size() && name.compare(name.size() - nsp_weight.size(), nsp_weight.size(), nsp_weight) == 0)
+      with_head.nsp(true);
   BertForPreTraining model(with_head);
   auto report = load_hf_bert_weights(*model, tensors, weights);
   return HfBertImport{with_head, model, std::move(tokenizer), std::move(report)};

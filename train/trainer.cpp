@@ -332,6 +332,34 @@ class TrainBatches {
   Prefetcher<Item> prefetcher_;              // last: its worker starts once the rest exists
 };
 
+// Whether every training loss and gradient norm since step `since` was finite: a flag kept on the
+// device and read back only at checks (each log_interval, before every save), not per update.
+struct FiniteWatch {
+  torch::Tensor all_finite;
+  int64_t since = 0;
+
+  void note(const torch::Tensor& value) {
+    if (!value.defined()) return;
+    const auto ok = torch::isfinite(value.detach()).all();
+    all_finite = all_finite.defined() ? all_finite.logical_and(ok) : ok;
+  }
+  // Throws UserError when one was NaN or infinite (the run diverged): nothing is saved after it,
+  // so checkpoint_last.pt keeps the last checked state.
+  void require(int64_t step, double lr, double clip_norm) {
+    if (all_finite.defined() && !all_finite.item<bool>()) {
+      std::ostringstream lr_text;
+      lr_text << lr;
+      throw UserError("the run diverged: a training loss or gradient norm between steps " + std::to_string(since) +
+                      " and " + std::to_string(step) + " is not finite (NaN or infinite), so nothing after step " +
+                      std::to_string(since) + " was saved. Lower lr (" + lr_text.str() + " at step " +
+                      std::to_string(step) + ")" + (clip_norm > 0 ? "" : " or set clip_norm (0: no clipping)") +
+                      ", or raise warmup_steps; then --resume from checkpoint_last.pt or start again");
+    }
+    all_finite = torch::Tensor();
+    since = step;
+  }
+};
+
 }  // namespace
 
 struct Trainer::State {
@@ -352,37 +380,8 @@ struct Trainer::State {
   int64_t epoch_size = 0;            // batches of the epoch being read (for the ETA)
   int64_t last_validated_step = -1;  // a run validates each step at most once
   bool warmup_checked = false;       // warmup_budget_warning is asked once per invocation
-  // Whether every loss and gradient norm since step finite_step was finite: a flag kept on the
-  // device and read back only at checks (each log_interval, before every save), not per update.
-  torch::Tensor finite;
-  int64_t finite_step = 0;
+  FiniteWatch finite;
 };
-
-namespace {
-
-// Throws UserError when a loss or gradient norm since `finite_step` was NaN or infinite (the
-// run diverged): nothing is saved after it, so checkpoint_last.pt keeps the last checked state.
-void require_finite(torch::Tensor& finite, int64_t& finite_step, int64_t step, double lr, double clip_norm) {
-  if (finite.defined() && !finite.item<bool>()) {
-    std::ostringstream lr_text;
-    lr_text << lr;
-    throw UserError("the run diverged: a training loss or gradient norm between steps " + std::to_string(finite_step) +
-                    " and " + std::to_string(step) + " is not finite (NaN or infinite), so nothing after step " +
-                    std::to_string(finite_step) + " was saved. Lower lr (" + lr_text.str() + " at step " +
-                    std::to_string(step) + ")" + (clip_norm > 0 ? "" : " or set clip_norm (0: no clipping)") +
-                    ", or raise warmup_steps; then --resume from checkpoint_last.pt or start again");
-  }
-  finite = torch::Tensor();
-  finite_step = step;
-}
-
-void note_finite(torch::Tensor& finite, const torch::Tensor& value) {
-  if (!value.defined()) return;
-  const auto ok = torch::isfinite(value.detach()).all();
-  finite = finite.defined() ? finite.logical_and(ok) : ok;
-}
-
-}  // namespace
 
 Trainer::Trainer(Task& task, Config config, std::string task_name, std::string run_dir)
     : Trainer(task, std::move(config), std::move(task_name), std::move(run_dir), Shard{}) {}
@@ -623,7 +622,7 @@ void Trainer::validate() {
     const AutocastGuard autocast(precision_, device_);
     valid = validation_loss();
   }
-  require_finite(s.finite, s.finite_step, t.step, t.lr, s.clip_norm);
+  s.finite.require(t.step, t.lr, s.clip_norm);
   if (!std::isfinite(valid.loss))
     throw UserError("the run diverged: the validation loss at step " + std::to_string(t.step) + " is not finite (" +
                     std::to_string(valid.loss) + "), so this state was not saved (checkpoint_last.pt and " +
@@ -768,9 +767,9 @@ int Trainer::loop() {
     const int64_t epoch_before = t.epoch;
     const auto out = step();
     if (out.units == 0) break;
-    note_finite(s.finite, out.loss_sum);
-    note_finite(s.finite, out.grad_norm);
-    if (t.step % options_.log_interval == 0) require_finite(s.finite, s.finite_step, t.step, t.lr, s.clip_norm);
+    s.finite.note(out.loss_sum);
+    s.finite.note(out.grad_norm);
+    if (t.step % options_.log_interval == 0) s.finite.require(t.step, t.lr, s.clip_norm);
     s.log.update({t.step, t.epoch, t.lr, out.loss_sum, out.units, out.grad_norm,
                   s.elapsed_before + seconds_since(s.run_start), eta_s()});
     if (t.step == s.first_step + 1)
@@ -780,7 +779,7 @@ int Trainer::loop() {
     const bool epoch_ended = t.epoch > epoch_before;
     if (s.valid_interval > 0 ? t.step % s.valid_interval == 0 : epoch_ended) validate();
   }
-  require_finite(s.finite, s.finite_step, t.step, t.lr, s.clip_norm);
+  s.finite.require(t.step, t.lr, s.clip_norm);
   if (stop == Stop::kInterrupted) {
     const int signal = stop_signal();
     t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);

@@ -57,7 +57,7 @@ class CrossEntropyObjective : public ClassificationObjective {
       for (int64_t p = 0; p < C; ++p) counts[g][p] = std::llround(confusion[g][p].item<double>());
     const auto scores = scores_from_confusion(counts, labels_);
     std::map<std::string, double> m = {{"accuracy", scores.accuracy}, {"macro_f1", scores.macro_f1}, {"mcc", scores.mcc}};
-    if (scores.positive >= 0) m["f1"] = scores.positive_f1;
+    if (scores.positive >= 0) m["f1"] = scores.positive_f1();
     return m;
   }
 
@@ -88,7 +88,7 @@ class CrossEntropyObjective : public ClassificationObjective {
     m.add({"accuracy", scores.accuracy, Better::kHigher, 4, ""});
     m.add({"macro_f1", scores.macro_f1, Better::kHigher, 4, ""});
     m.add({"mcc", scores.mcc, Better::kHigher, 4, ""});
-    if (scores.positive >= 0) m.add({"f1", scores.positive_f1, Better::kHigher, 4, ""});
+    if (scores.positive >= 0) m.add({"f1", scores.positive_f1(), Better::kHigher, 4, ""});
     m.details = scores.report();
   }
 
