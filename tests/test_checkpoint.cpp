@@ -565,3 +565,53 @@ TEST_F(RegressionCheckpointCli, CheckpointUpgradeRewritesAVersion1RunFolder) {
 }
 
 }  // namespace
+
+// Averaging is fairseq's element-wise mean: three Small models' parameters and float buffers
+// averaged by hand equal the averaged file's; the int64 counter is the last file's; the
+// header is the last file's; no optimizer state. The periodic checkpoints are found by step,
+// not by name order (checkpoint_9 before checkpoint_10).
+TEST_F(CheckpointFile, AverageIsTheElementWiseMeanOfTheModelTensors) {
+  std::vector<std::shared_ptr<Small>> models;
+  std::vector<std::string> paths;
+  for (int i = 0; i < 3; ++i) {
+    torch::manual_seed(10 + i);
+    models.push_back(std::make_shared<Small>());
+    auto opt = torch::optim::SGD(models[i]->parameters(), torch::optim::SGDOptions(0.1));
+    train_steps(*models[i], opt, i + 1);  // BatchNorm's running stats and counter differ too
+    auto c = contents();
+    c.state.step = 8 + i;
+    paths.push_back(path("checkpoint_" + std::to_string(8 + i) + ".pt"));
+    save_checkpoint(paths.back(), *models[i], &opt, c);
+  }
+  std::ofstream(path("checkpoint_last.pt")) << "not a periodic checkpoint";
+  const auto found = periodic_checkpoints(dir_.string());
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0], std::make_pair(int64_t{8}, paths[0]));
+  EXPECT_EQ(found[2], std::make_pair(int64_t{10}, paths[2]));
+
+  average_checkpoints(paths, path("avg.pt"));
+  Small averaged;
+  load_checkpoint_weights(path("avg.pt"), averaged, nullptr, /*restore_rng=*/false);
+  for (const auto& p : averaged.named_parameters()) {
+    const auto want = (models[0]->named_parameters()[p.key()] + models[1]->named_parameters()[p.key()] +
+                       models[2]->named_parameters()[p.key()]) / 3;
+    EXPECT_LT((p.value() - want).abs().max().item<float>(), 1e-6) << p.key();
+  }
+  const auto mean = averaged.named_buffers()["norm.running_mean"];
+  EXPECT_TRUE(torch::allclose(mean, (models[0]->named_buffers()["norm.running_mean"] +
+                                     models[1]->named_buffers()["norm.running_mean"] +
+                                     models[2]->named_buffers()["norm.running_mean"]) / 3, 1e-6, 1e-7));
+  EXPECT_EQ(averaged.named_buffers()["norm.num_batches_tracked"].item<int64_t>(), 3);  // the last file's
+  EXPECT_EQ(read_checkpoint_header(path("avg.pt")).state.step, 10);
+  auto opt = torch::optim::SGD(averaged.parameters(), torch::optim::SGDOptions(0.1));
+  EXPECT_NE(test::user_error_of([&] { load_checkpoint_weights(path("avg.pt"), averaged, &opt, false); })
+                .find("no optimizer state"),
+            std::string::npos);
+
+  // Another model's file is named, with the tensor that differs.
+  torch::nn::Linear other(4, 5);
+  save_checkpoint(path("other.pt"), *other, nullptr, contents());
+  const auto error = test::user_error_of([&] { average_checkpoints({path("other.pt"), paths[2]}, path("bad.pt")); });
+  EXPECT_EQ(error.rfind(path("other.pt") + ": tensor 'model.", 0), 0u) << error;
+  EXPECT_FALSE(fs::exists(path("bad.pt")));
+}

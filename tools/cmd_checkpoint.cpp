@@ -1,5 +1,6 @@
 // nlpzoo checkpoint upgrade: rewrite version-1 checkpoints (TorchScript archives) as version 2
-// (safetensors layout), whose loading runs nothing from the file.
+// (safetensors layout), whose loading runs nothing from the file; nlpzoo checkpoint average: the
+// mean of a run's last periodic checkpoints.
 #include <filesystem>
 #include <algorithm>
 #include <iostream>
@@ -60,8 +61,42 @@ int run_upgrade(const std::vector<std::string>& args) {
   return 0;
 }
 
+int run_average(const std::vector<std::string>& args) {
+  po::options_description desc(
+      "Averages the parameters of a run's last N periodic checkpoints (checkpoint_<step>.pt, kept when the\n"
+      "run trains with keep_last = N or more) into checkpoint_averaged.pt, as fairseq's\n"
+      "average_checkpoints.py: the element-wise mean of every weight. evaluate, translate and export read it\n"
+      "with --checkpoint averaged; a run does not resume from it (it holds no optimizer state). Options");
+  desc.add_options()
+      ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
+      ("last", po::value<int64_t>()->default_value(0), "average the N newest periodic checkpoints (0 = every one kept)")
+      ("out", po::value<std::string>(), "file to write (default: RUN_DIR/checkpoint_averaged.pt)");
+  auto vm = parse_args(args, desc, "checkpoint average --run-dir DIR [--last N] [--out FILE.pt]");
+  if (!vm) return 0;
+  const auto run_dir = (*vm)["run-dir"].as<std::string>();
+  const auto last = (*vm)["last"].as<int64_t>();
+  if (last < 0) throw UserError("--last " + std::to_string(last) + ": must be 0 (every one kept) or positive");
+  require_file(run_dir + "/config.ini", "run folder's config");
+  const RunLock lock(run_dir);
+  auto kept = periodic_checkpoints(run_dir);
+  if (kept.empty() || static_cast<int64_t>(kept.size()) < last)
+    throw UserError(run_dir + ": " + std::to_string(kept.size()) + " periodic checkpoints (checkpoint_<step>.pt), " +
+                    (last > 0 ? std::to_string(last) : std::string("at least one")) +
+                    " wanted: train with keep_last = N (in the config or --keep_last N) to keep the last N validations");
+  if (last > 0) kept.erase(kept.begin(), kept.end() - last);
+  std::vector<std::string> paths;
+  for (const auto& entry : kept) paths.push_back(entry.second);
+  const auto out = vm->count("out") ? (*vm)["out"].as<std::string>() : run_dir + "/checkpoint_averaged.pt";
+  average_checkpoints(paths, out);
+  std::cout << out << ": the mean of " << paths.size() << " checkpoints (steps " << kept.front().first << " to "
+            << kept.back().first << ")" << std::endl;
+  return 0;
+}
+
 }  // namespace
 
+NLPZOO_REGISTER_COMMAND(checkpoint_average, "checkpoint average",
+                        "average a run's last N periodic checkpoints (keep_last) into checkpoint_averaged.pt", run_average);
 NLPZOO_REGISTER_COMMAND(checkpoint_upgrade, "checkpoint upgrade",
                         "rewrite version-1 checkpoints (TorchScript archives) as version 2 (safetensors layout)", run_upgrade);
 

@@ -15,7 +15,8 @@ int run_export(const std::vector<std::string>& args) {
   desc.add_options()
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("auto"),
-       "best (checkpoint_best.pt: the best validation score by the run's best_metric), last, or auto: last for word vectors (the final vectors, as nlpzoo embed, "
+       "best (checkpoint_best.pt: the best validation score by the run's best_metric), last, averaged, a step N "
+       "(checkpoint_N.pt, kept with keep_last), or auto: last for word vectors (the final vectors, as nlpzoo embed, "
        "word2vec.c and gensim give), best for every other model")
       ("out", po::value<std::string>()->required(), "TorchScript file to write, e.g. model.pt (required)");
   auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint auto|best|last]");

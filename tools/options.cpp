@@ -32,7 +32,9 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
 namespace nlpzoo::cli {
 
 std::string checkpoint_in(const std::string& run_dir, const std::string& which) {
-  if (which != "best" && which != "last") throw UserError("--checkpoint " + which + ": expected best or last");
+  const bool step = !which.empty() && which.find_first_not_of("0123456789") == std::string::npos;
+  if (which != "best" && which != "last" && which != "averaged" && !step)
+    throw UserError("--checkpoint " + which + ": expected best, last, averaged or a step kept with keep_last");
   const std::string path = run_dir + "/checkpoint_" + which + ".pt";
   if (std::filesystem::exists(path)) return path;
   if (std::filesystem::exists(run_dir + "/checkpoint_last.pt"))

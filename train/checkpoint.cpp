@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -397,6 +398,63 @@ bool upgrade_checkpoint(const std::string& path) {
   if (!v1) return false;
   atomic_write(path, [&](const std::string& tmp) { write_safetensors(tmp, file); });
   return true;
+}
+
+std::vector<std::pair<int64_t, std::string>> periodic_checkpoints(const std::string& run_dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code missing;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir, missing)) {
+    const auto name = entry.path().filename().string();
+    const auto digits = name.size() > 14 ? name.substr(11, name.size() - 14) : std::string();
+    if (!starts_with(name, "checkpoint_") || entry.path().extension() != ".pt" || digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18)
+      continue;
+    found.emplace_back(std::stoll(digits), entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void average_checkpoints(const std::vector<std::string>& paths, const std::string& out) {
+  if (paths.empty()) throw std::invalid_argument("average_checkpoints: no checkpoints");
+  const auto model_tensors = [](const std::string& name) { return starts_with(name, "model."); };
+  const std::string& last = paths.back();
+  const auto contents = read_checkpoint_header(last);
+  // The sums, in float64 for floating-point tensors; the last file's own tensor otherwise.
+  const auto last_tensors = read_any(last, model_tensors).tensors;
+  std::map<std::string, torch::Tensor> sums, kept;
+  for (const auto& [name, t] : last_tensors) {
+    if (t.is_floating_point()) sums[name] = t.to(torch::kDouble);
+    else kept[name] = t;
+  }
+  for (size_t i = 0; i + 1 < paths.size(); ++i) {
+    const auto& path = paths[i];
+    if (const auto task = read_checkpoint_header(path).task; task != contents.task)
+      throw UserError(path + ": a " + task + " checkpoint, but " + last + " is a " + contents.task +
+                      " one; average checkpoints of one run");
+    size_t seen = 0;
+    for (const auto& [name, t] : read_any(path, model_tensors).tensors) {
+      const auto sum = sums.find(name);
+      const auto other = sum != sums.end() ? sum->second : kept.count(name) ? kept.at(name) : torch::Tensor();
+      if (!other.defined())
+        throw UserError(path + ": tensor '" + name + "' is not in " + last + " (a checkpoint of another model)");
+      if (t.sizes() != other.sizes() || t.is_floating_point() != other.is_floating_point())
+        throw UserError(path + ": tensor '" + name + "' has shape " + c10::str(t.sizes()) + " and dtype " +
+                        std::string(c10::toString(t.scalar_type())) + ", unlike " + last +
+                        "'s (a checkpoint of another model or config)");
+      if (sum != sums.end()) sum->second.add_(t.to(torch::kDouble));
+      ++seen;
+    }
+    if (seen != sums.size() + kept.size())
+      throw UserError(path + ": has " + std::to_string(seen) + " model tensors but " + last + " has " +
+                      std::to_string(sums.size() + kept.size()) + " (a checkpoint of another model)");
+  }
+  // In the last file's order, each floating-point tensor back in its own dtype.
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (const auto& [name, t] : last_tensors)
+    tensors.emplace_back(name, t.is_floating_point() ? sums.at(name).div(static_cast<double>(paths.size())).to(t.scalar_type())
+                                                     : t);
+  write_checkpoint_tensors(out, contents, std::move(tensors));
 }
 
 PartialLoadReport load_parameters_with_prefix(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& source,

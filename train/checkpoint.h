@@ -103,4 +103,18 @@ PartialLoadReport load_parameters_with_prefix(torch::nn::Module& model, const st
                                               const std::string& target, const std::string& reason,
                                               const std::function<bool(const std::string&)>& hold_back = {});
 
+/// The periodic checkpoints of `run_dir` (checkpoint_<step>.pt, which the Trainer keeps with
+/// keep_last): their steps and paths, oldest first. Other files are ignored.
+std::vector<std::pair<int64_t, std::string>> periodic_checkpoints(const std::string& run_dir);
+
+/// Checkpoint averaging (fairseq's average_checkpoints.py; Vaswani et al. 2017 average the last
+/// 5-20): writes `out` atomically with the element-wise mean of the model tensors of `paths`
+/// (computed in float64, stored in each tensor's dtype; tensors that are not floating point,
+/// such as counters, are taken from the last path) and the last path's task, config, artifacts
+/// and training state. It holds no optimizer or RNG state: it evaluates, translates and exports
+/// like any checkpoint, but a run does not resume from it. Throws UserError naming the file and
+/// tensor when the files are not of one model (another task, a tensor missing, extra or of
+/// another shape or dtype), and as the loaders do for a corrupt file.
+void average_checkpoints(const std::vector<std::string>& paths, const std::string& out);
+
 }  // namespace nlpzoo

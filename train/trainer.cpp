@@ -50,6 +50,9 @@ void TrainerOptions::bind(OptionBinder& b) {
   b.field("log_interval", log_interval, "print and log metrics every N updates", at_least(1));
   b.field("log_seconds", log_seconds, "also print and log after N seconds without a report (0 = only log_interval)",
           finite_at_least(0));
+  b.field("keep_last", keep_last,
+          "also keep the state of each of the last N validations as checkpoint_<step>.pt, for nlpzoo checkpoint "
+          "average (fairseq's keep_interval_updates; 0 = keep none)", at_least(0));
   b.field("patience", patience, "stop after N validations without improvement of best_metric (0 = never)", at_least(0));
   b.field("best_metric", best_metric,
           "validation score that chooses checkpoint_best.pt and counts patience: auto (the task's: classification "
@@ -460,20 +463,28 @@ void Trainer::save(const std::string& name) {
                   {task_name_, saved_config(), task_.artifacts(), t});
 }
 
-// The best checkpoint is the last one at the moment it is made: a hard link instead of a
-// second write of the same bytes (850 MB for the subword model). Made under a
-// temporary name and renamed into place like every write, so a crash leaves the old best;
+// The best and the periodic checkpoints are the last one at the moment they are made: a hard
+// link instead of a second write of the same bytes (850 MB for the subword model). Made under a
+// temporary name and renamed into place like every write, so a crash leaves the old one;
 // the next checkpoint_last.pt is a new file renamed over its name, so it leaves this one as it
 // is. A copy where the file system has no hard links.
-void Trainer::save_last_and_best() {
-  save("checkpoint_last.pt");
-  if (!writer()) return;
+void Trainer::link_last_as(const std::string& name) {
   const auto last = run_dir_ + "/checkpoint_last.pt";
-  atomic_write(run_dir_ + "/checkpoint_best.pt", [&](const std::string& tmp) {
+  atomic_write(run_dir_ + "/" + name, [&](const std::string& tmp) {
     std::error_code no_link;
     fs::create_hard_link(last, tmp, no_link);
     if (no_link) fs::copy_file(last, tmp);
   });
+}
+
+void Trainer::save_validated(bool best) {
+  save("checkpoint_last.pt");
+  if (!writer()) return;
+  if (best) link_last_as("checkpoint_best.pt");
+  if (options_.keep_last == 0) return;
+  link_last_as("checkpoint_" + std::to_string(state_->training.step) + ".pt");
+  const auto kept = periodic_checkpoints(run_dir_);
+  for (size_t i = 0; i + options_.keep_last < kept.size(); ++i) fs::remove(kept[i].second);
 }
 
 std::string Trainer::changed_keys(const std::string& checkpoint_ini) const {
@@ -647,8 +658,7 @@ void Trainer::validate() {
   s.last_validated_step = t.step;
   t.elapsed_s = s.elapsed_before + seconds_since(s.run_start);
   s.log.validation(t.step, t.epoch, t.elapsed_s, valid.loss, valid.metrics, best, best_.name);
-  if (best) save_last_and_best();
-  else save("checkpoint_last.pt");
+  save_validated(best);
 }
 
 bool Trainer::begin(bool resume) {

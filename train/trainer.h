@@ -54,6 +54,7 @@ struct TrainerOptions {
   int64_t log_interval = 50;
   double log_seconds = 30;
   int64_t patience = 0;
+  int64_t keep_last = 0;
   std::string best_metric = "auto";
   std::string device = "auto";
   std::string data_dir = "data/bible";
@@ -228,7 +229,10 @@ class Trainer {
   int loop();
   void validate();          // validation, schedule, best/patience, checkpoints
   void save(const std::string& name);
-  void save_last_and_best();  // checkpoint_last.pt, and checkpoint_best.pt as a second name of it
+  // checkpoint_last.pt; checkpoint_best.pt as a second name of it when `best`, and
+  // checkpoint_<step>.pt with keep_last (the oldest beyond keep_last removed).
+  void save_validated(bool best);
+  void link_last_as(const std::string& name);  // a second name of checkpoint_last.pt
   // The config as the run uses it: the text given, the derived keys written in.
   Config resolved_config() const;
   std::string saved_config() const;  // resolved_config() with the kept budgets
