@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/io.h"
+#include "datasets/batching.h"
 #include "datasets/special_ids.h"
 
 namespace nlpzoo {
@@ -423,6 +424,36 @@ std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, cons
                      [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
     if (static_cast<int64_t>(hyps.size()) > options.n_best) hyps.resize(options.n_best);
     out[b] = std::move(hyps);
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> forced_log_probs(IncrementalDecoder& model, const torch::Tensor& src,
+                                                  const std::vector<std::vector<int64_t>>& targets) {
+  torch::NoGradGuard no_grad;
+  TORCH_CHECK(src.dim() == 2 && src.size(0) == static_cast<int64_t>(targets.size()),
+              "forced_log_probs: one source row per target");
+  // Each row's tokens then EOS, padded with EOS: a padded step's log-prob is read and dropped.
+  std::vector<std::vector<int64_t>> rows;
+  for (const auto& t : targets) {
+    rows.push_back(t);
+    rows.back().push_back(kEosId);
+  }
+  const auto gold = pad_sequences(rows, kEosId).to(src.device());
+  auto state = model.init(src);
+  auto prev = torch::full({src.size(0)}, kBosId, torch::dtype(torch::kLong).device(src.device()));
+  std::vector<torch::Tensor> columns;
+  for (int64_t t = 0; t < gold.size(1); ++t) {
+    auto step = model.step(state, prev);
+    prev = gold.select(1, t);
+    columns.push_back(step.log_probs.gather(1, prev.unsqueeze(1)).squeeze(1));
+    state = std::move(step.state);
+  }
+  const auto all = torch::stack(columns, 1).to(torch::kCPU, torch::kDouble).contiguous();
+  std::vector<std::vector<double>> out;
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const double* row = all[static_cast<int64_t>(b)].data_ptr<double>();
+    out.emplace_back(row, row + rows[b].size());
   }
   return out;
 }

@@ -161,4 +161,14 @@ std::vector<Hypothesis> greedy_search(IncrementalDecoder& model, const torch::Te
 std::vector<std::vector<Hypothesis>> beam_search(IncrementalDecoder& model, const torch::Tensor& src,
                                                  const SearchOptions& options);
 
+/// Forced decoding (teacher forcing through the same seam): the model's log-probability of
+/// each given target, token by token as the searches read them, with nothing masked or
+/// penalised (the model's own scores, which a finished hypothesis' token_log_probs equal when
+/// no repetition penalty or n-gram block applies). targets[b]: ids of sentence b without BOS
+/// and EOS. Returns per sentence targets[b].size() + 1 log-probs, EOS's last; their sum
+/// divided by length_penalty(targets[b].size() + 1) is the score beam search ranks by.
+/// src: as for greedy_search, one row per target. Runs under torch::NoGradGuard.
+std::vector<std::vector<double>> forced_log_probs(IncrementalDecoder& model, const torch::Tensor& src,
+                                                  const std::vector<std::vector<int64_t>>& targets);
+
 }  // namespace nlpzoo

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -68,6 +69,36 @@ Translator::Translator(IncrementalDecoder& model, const Tokenizer& source, const
                        int64_t max_positions, torch::Device device)
     : model_(model), source_(source), target_(target), max_positions_(max_positions), device_(device) {}
 
+std::vector<std::vector<int64_t>> Translator::source_ids(const std::vector<std::string>& lines,
+                                                        std::vector<Translation>* out) const {
+  std::vector<std::vector<int64_t>> ids(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    bool truncated = false;
+    ids[i] = append_eos(source_.encode(lines[i]), max_positions_ > 0 ? max_positions_ : std::numeric_limits<int64_t>::max(), &truncated);
+    if (out == nullptr) continue;
+    (*out)[i].truncated = truncated;
+    for (int64_t id : ids[i]) (*out)[i].source_pieces.push_back(source_.id_to_piece(id));
+  }
+  return ids;
+}
+
+void Translator::for_each_batch(const std::vector<std::vector<int64_t>>& ids, int64_t batch_size,
+                                const std::function<void(const torch::Tensor&, const std::vector<size_t>&)>& f) const {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (!ids[i].empty()) order.push_back(i);
+  // Similar lengths share a batch, so little decoding is spent on padding.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
+  const size_t step = static_cast<size_t>(std::max<int64_t>(1, batch_size));
+  for (size_t start = 0; start < order.size(); start += step) {
+    const std::vector<size_t> lines(order.begin() + start, order.begin() + std::min(order.size(), start + step));
+    std::vector<std::vector<int64_t>> rows;
+    for (size_t i : lines) rows.push_back(ids[i]);
+    f(pad_sequences(rows, kPadId).to(device_), lines);
+  }
+}
+
 std::vector<Translation> Translator::translate(const std::vector<std::string>& lines, const SearchOptions& options,
                                                int64_t batch_size) const {
   torch::NoGradGuard no_grad;
@@ -75,30 +106,29 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& l
   const OneThreadIf one_thread(device_.is_cpu() && active_precision(device_) == Precision::kBf16 &&
                                std::max<int64_t>(1, batch_size) * options.beam_size <= kMaxRowsForOneThread);
   std::vector<Translation> out(lines.size());
-  std::vector<std::vector<int64_t>> ids(lines.size());
-  std::vector<size_t> order;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t\r\n") == std::string::npos) continue;
-    ids[i] = append_eos(source_.encode(lines[i]), max_positions_ > 0 ? max_positions_ : std::numeric_limits<int64_t>::max(), &out[i].truncated);
-    for (int64_t id : ids[i]) out[i].source_pieces.push_back(source_.id_to_piece(id));
-    order.push_back(i);
-  }
-  // Similar lengths share a batch, so little decoding is spent on padding.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() < ids[b].size(); });
-  const size_t step = static_cast<size_t>(std::max<int64_t>(1, batch_size));
-  for (size_t start = 0; start < order.size(); start += step) {
-    const size_t end = std::min(order.size(), start + step);
-    std::vector<std::vector<int64_t>> rows;
-    for (size_t k = start; k < end; ++k) rows.push_back(ids[order[k]]);
-    auto src = pad_sequences(rows, kPadId).to(device_);
+  for_each_batch(source_ids(lines, &out), batch_size, [&](const torch::Tensor& src, const std::vector<size_t>& rows) {
     if (options.beam_size == 1) {
       auto best = greedy_search(model_, src, options);
-      for (size_t k = start; k < end; ++k) out[order[k]].hypotheses = {best[k - start]};
+      for (size_t k = 0; k < rows.size(); ++k) out[rows[k]].hypotheses = {best[k]};
     } else {
       auto all = beam_search(model_, src, options);
-      for (size_t k = start; k < end; ++k) out[order[k]].hypotheses = std::move(all[k - start]);
+      for (size_t k = 0; k < rows.size(); ++k) out[rows[k]].hypotheses = std::move(all[k]);
     }
-  }
+  });
+  return out;
+}
+
+std::vector<std::vector<double>> Translator::force(const std::vector<std::string>& lines,
+                                                   const std::vector<std::vector<int64_t>>& targets,
+                                                   int64_t batch_size) const {
+  TORCH_CHECK(lines.size() == targets.size(), "Translator::force: one target per line");
+  std::vector<std::vector<double>> out(lines.size());
+  for_each_batch(source_ids(lines, nullptr), batch_size, [&](const torch::Tensor& src, const std::vector<size_t>& rows) {
+    std::vector<std::vector<int64_t>> batch;
+    for (size_t i : rows) batch.push_back(targets[i]);
+    auto scores = forced_log_probs(model_, src, batch);
+    for (size_t k = 0; k < rows.size(); ++k) out[rows[k]] = std::move(scores[k]);
+  });
   return out;
 }
 

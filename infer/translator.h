@@ -3,6 +3,7 @@
 // IncrementalDecoder (RNN seq2seq, Transformer, a scripted twin) and detokenizes.
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,12 +37,25 @@ class Translator {
   std::vector<Translation> translate(const std::vector<std::string>& lines, const SearchOptions& options,
                                      int64_t batch_size = 32) const;
 
+  /// Forced decoding (infer/search.h, forced_log_probs) of targets[i] (ids, without BOS and
+  /// EOS) after lines[i], batched as translate batches and with its sources: per line, the
+  /// model's log-prob of each target token and of EOS after them. An empty line gives none.
+  std::vector<std::vector<double>> force(const std::vector<std::string>& lines,
+                                         const std::vector<std::vector<int64_t>>& targets, int64_t batch_size = 32) const;
+
   /// The detokenized text of a hypothesis.
   std::string text(const Hypothesis& hypothesis) const;
   /// The target pieces of a hypothesis, "</s>" last if it finished (attention plot labels).
   std::vector<std::string> target_pieces(const Hypothesis& hypothesis) const;
 
  private:
+  // Each line's source ids (EOS last, cut to max_positions; none for an empty line), with
+  // out's source_pieces and truncated filled when given.
+  std::vector<std::vector<int64_t>> source_ids(const std::vector<std::string>& lines, std::vector<Translation>* out) const;
+  // f(src [B, S] on the device, the lines of its rows) for the non-empty ids, batch_size at a time.
+  void for_each_batch(const std::vector<std::vector<int64_t>>& ids, int64_t batch_size,
+                      const std::function<void(const torch::Tensor&, const std::vector<size_t>&)>& f) const;
+
   IncrementalDecoder& model_;
   const Tokenizer& source_;
   const Tokenizer& target_;

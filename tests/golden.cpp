@@ -66,19 +66,12 @@ json translation_outputs(TranslationModel& tm) {
     out["source_pieces"].push_back(join(source.encode_pieces(kSources[i])));
     auto src_ids = source.encode(kSources[i]);
     src_ids.push_back(kEosId);
-    auto tgt_ids = target.encode(kReferences[i]);
-    tgt_ids.push_back(kEosId);
+    const auto src = torch::tensor(src_ids, torch::kLong).unsqueeze(0);  // [1, S]
+    if (i == 0)
+      out["first_step_log_probs"] =
+          numbers(model.step(model.init(src), torch::tensor(std::vector<int64_t>{kBosId}, torch::kLong)).log_probs[0].slice(0, 0, 8));
     // Teacher forcing, one step per reference token: the log-prob the model gives each.
-    auto state = model.init(torch::tensor(src_ids, torch::kLong).unsqueeze(0));  // [1, S]
-    auto prev = torch::tensor(std::vector<int64_t>{kBosId}, torch::kLong);
-    std::vector<double> log_probs;
-    for (size_t t = 0; t < tgt_ids.size(); ++t) {
-      auto step = model.step(state, prev);
-      if (i == 0 && t == 0) out["first_step_log_probs"] = numbers(step.log_probs[0].slice(0, 0, 8));
-      log_probs.push_back(step.log_probs[0][tgt_ids[t]].item<double>());
-      state = std::move(step.state);
-      prev = torch::tensor(std::vector<int64_t>{tgt_ids[t]}, torch::kLong);
-    }
+    const auto log_probs = forced_log_probs(model, src, {target.encode(kReferences[i])})[0];
     out["reference_log_probs"].push_back(numbers(torch::tensor(log_probs, torch::kDouble)));
   }
   const Translator translator(model, source, target, tm.max_positions(), torch::kCPU);

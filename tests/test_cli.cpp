@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/io.h"
 #include "infer/search.h"
 #include "tests/test_util.h"
@@ -153,6 +155,79 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
 // A translation run's config key length_penalty is its decoding default (the GRU's and the
 // Transformer's configs say 1.0, the LSTM's keeps the search's 0.7); --length-penalty overrides it. Read off translate's
 // scores: score = summed log-probability / pieces^alpha.
+// keep_last keeps the last N validations as checkpoint_<step>.pt; checkpoint average writes
+// their mean (which evaluate reads as --checkpoint averaged); search-errors scores the
+// reference and each beam's output by forced decoding: the reference's log-prob is
+// --score-reference's, a beam output's is the one translate --token-scores reports, and the
+// verdicts follow from the scores.
+TEST_F(RegressionCli, KeepLastAverageAndSearchErrors) {
+  const std::string run = quote((root_ / "run").string());
+  auto r = run_cli(train("run", "--max-steps 60 --keep_last 2"));  // validations at 20, 40, 60
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_20.pt"));
+  ASSERT_TRUE(fs::exists(root_ / "run" / "checkpoint_40.pt"));
+  ASSERT_TRUE(fs::exists(root_ / "run" / "checkpoint_60.pt"));
+  expect_error(run_cli("checkpoint average --run-dir " + run + " --last 3"), "2 periodic checkpoints");
+  r = run_cli("checkpoint average --run-dir " + run + " --last 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("the mean of 2 checkpoints (steps 40 to 60)"), std::string::npos) << r.out;
+  auto a = load_run((root_ / "run" / "checkpoint_40.pt").string(), torch::kCPU);
+  auto b = load_run((root_ / "run" / "checkpoint_60.pt").string(), torch::kCPU);
+  auto mean = load_run((root_ / "run" / "checkpoint_averaged.pt").string(), torch::kCPU);
+  const auto pa = a.task->model()->named_parameters(), pb = b.task->model()->named_parameters();
+  for (const auto& p : mean.task->model()->named_parameters())
+    EXPECT_TRUE(torch::allclose(p.value(), (pa[p.key()] + pb[p.key()]) / 2, 1e-6, 1e-7)) << p.key();
+  r = run_cli("evaluate --run-dir " + run + " --checkpoint averaged --split valid --no-bleu --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("checkpoint_averaged.pt, step 60"), std::string::npos) << r.out;
+
+  r = run_cli("search-errors --run-dir " + run + " --split valid --beam-sizes 1,3 --max-sentences 12 --json --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  ASSERT_EQ(report["beams"].size(), 2u);
+  for (const auto& beam : report["beams"]) {
+    EXPECT_EQ(beam["sentences"], 12);
+    EXPECT_EQ(beam["exact"].get<int>() + beam["search_errors"].get<int>() + beam["model_errors"].get<int>(), 12);
+  }
+  r = run_cli("search-errors --run-dir " + run + " --split valid --score-reference --max-sentences 12 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream reference_lines(r.out);
+  std::string sources;
+  for (const auto& sentence : report["sentences"]) {
+    std::string line;
+    ASSERT_TRUE(std::getline(reference_lines, line)) << r.out;
+    std::vector<std::string> fields;
+    std::istringstream tabs(line);
+    for (std::string field; std::getline(tabs, field, '\t');) fields.push_back(field);
+    EXPECT_EQ(std::stoi(fields.at(0)) + 1, sentence["line"].get<int>());
+    EXPECT_NEAR(std::stod(fields.at(1)), sentence["reference"]["log_prob"].get<double>(), 1e-4) << line;
+    for (const auto& output : sentence["outputs"]) {
+      const double ours = output["score"], reference = sentence["reference"]["score"];
+      const std::string verdict = output["verdict"];
+      if (verdict != "exact") EXPECT_EQ(verdict == "search_error", reference > ours) << sentence.dump();
+    }
+  }
+  const auto valid = read_lines((root_ / "data" / "valid.es").string());
+  for (int i = 0; i < 12; ++i) sources += valid[i] + "\n";
+  r = run_cli("translate --run-dir " + run + " --beam-size 3 --token-scores --device cpu", sources);
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream translated(r.out);
+  int compared = 0;
+  for (const auto& sentence : report["sentences"]) {
+    std::string line;
+    ASSERT_TRUE(std::getline(translated, line));
+    const auto& beam3 = sentence["outputs"][1];
+    // Only finished outputs (pieces scored = tokens + EOS): a cut one is rescored with its EOS.
+    const auto scored = scored_line(line);
+    if (line.find(" ||| " + beam3["text"].get<std::string>() + " ||| ") == std::string::npos ||
+        scored.pieces != beam3["length"].get<int>())
+      continue;
+    EXPECT_NEAR(scored.log_prob, beam3["log_prob"].get<double>(), 1e-4) << line;
+    ++compared;
+  }
+  EXPECT_GT(compared, 6);
+}
+
 TEST_F(RegressionCli, LengthPenaltyDefaultIsTheRunsOwn) {
   auto r = run_cli(train("run", "--max-steps 2 --length_penalty 0"));
   ASSERT_EQ(r.status, 0) << r.out << r.err;

@@ -943,3 +943,50 @@ TEST(DecoderState, IndexSelectCanKeepPerSentenceTensors) {
   auto moved = st.index_select(torch::tensor({2, 3}, torch::kLong));
   EXPECT_TRUE(moved.tensors["enc"].equal(torch::tensor({2, 2})));
 }
+
+namespace {
+
+// Forced decoding reads the table's log-probs token by token, EOS last, each row its own
+// target in one batch (rows of other lengths padded and dropped).
+TEST(ForcedDecoding, SumsTheModelsLogProbsTokenByTokenThenEos) {
+  TableDecoder model({{{}, {{kA, 0.6}, {kB, 0.4}}},
+                      {{kA}, {{kEosId, 0.4}, {kA, 0.3}, {kB, 0.3}}},
+                      {{kB}, {{kEosId, 0.9}, {kA, 0.05}, {kB, 0.05}}}},
+                     {{kEosId, 0.5}, {kA, 0.3}, {kB, 0.2}});
+  const auto src = torch::tensor({kA, kEosId, kA, kEosId, kA, kEosId, kA, kEosId}, torch::kLong).view({4, 2});
+  const auto out = forced_log_probs(model, src, {{kA}, {kB, kA}, {kB}, {}});
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], std::vector<double>({flog(0.6), flog(0.4)}));
+  EXPECT_EQ(out[1], std::vector<double>({flog(0.4), flog(0.05), flog(0.5)}));  // "b a" falls back
+  EXPECT_EQ(out[2], std::vector<double>({flog(0.4), flog(0.9)}));
+  ASSERT_EQ(out[3].size(), 1u);  // the empty output: EOS first, which the table gives no mass
+  EXPECT_EQ(out[3][0], -std::numeric_limits<double>::infinity());
+  // Their scores as beam search ranks them: log P / lp(tokens + 1).
+  SearchOptions o = opts(2, 1, 1.0);
+  auto beam = beam_search(model, src.slice(0, 0, 1), o);
+  EXPECT_NEAR(beam[0][0].score, (out[2][0] + out[2][1]) / length_penalty(2, 1.0, LengthPenaltyForm::kCourse), 1e-12);
+}
+
+// On a trained-shape model, forcing each finished beam hypothesis gives back the search's own
+// per-piece log-probs (one batch of padded sources, several lengths).
+TEST(ForcedDecoding, EqualsTheSearchsLogProbsOfItsHypotheses) {
+  auto model = random_seq2seq(23, CellType::kGru, AttentionType::kAdditive);
+  auto src = padded_sources();
+  auto beam = beam_search(*model, src, opts(3, 3, 0.7));
+  for (size_t k = 0; k < 3; ++k) {
+    std::vector<std::vector<int64_t>> targets;
+    for (const auto& hyps : beam) targets.push_back(hyps.at(k).tokens);
+    const auto forced = forced_log_probs(*model, src, targets);
+    int64_t compared = 0;
+    for (size_t b = 0; b < beam.size(); ++b) {
+      const auto& h = beam[b][k];
+      if (!h.finished) continue;
+      ASSERT_EQ(forced[b].size(), h.token_log_probs.size());
+      for (size_t t = 0; t < forced[b].size(); ++t) EXPECT_NEAR(forced[b][t], h.token_log_probs[t], 1e-5) << b << " " << t;
+      ++compared;
+    }
+    EXPECT_GT(compared, 0) << "hypothesis " << k;
+  }
+}
+
+}  // namespace

@@ -4,8 +4,10 @@
 // (Task::translation_model), so a new encoder-decoder task only has to derive from it.
 #include <cstdint>
 
+#include "datasets/parallel_corpus.h"
 #include "datasets/tokenizer.h"
 #include "models/incremental_decoder.h"
+#include "train/task.h"
 
 namespace nlpzoo {
 
@@ -21,6 +23,9 @@ class TranslationModel {
   /// max_positions, past which no row was trained); the RNN, sinusoidal and relative
   /// positions read any length.
   virtual int64_t max_positions() const = 0;
+  /// The raw sentence pairs of a split the run was loaded with (load_run's splits). Throws
+  /// UserError if that split was not loaded.
+  virtual const ParallelCorpus& raw_split(Split split) const = 0;
   /// Heads of the cross-attention the search reports (DecoderStep::attention) that can be
   /// shown one at a time; 0 when the model has a single attention (the RNN).
   virtual int64_t attention_heads() const = 0;

@@ -72,9 +72,7 @@ class TranslationTask : public Task, public TranslationModel {
   /// The model's cross-attention heads (the Transformer's num_heads); 0 for one attention (the RNN).
   int64_t attention_heads() const override;
   void set_attention_head(int64_t head) override;
-  /// The raw sentences of a split (read by setup from context.splits). Throws UserError if the
-  /// data was not loaded.
-  const ParallelCorpus& raw_split(Split split) const;
+  const ParallelCorpus& raw_split(Split split) const override;
 
  private:
   struct Example {
