@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -273,6 +274,52 @@ TEST(DataParallel, RefusesInPlaceSparseAndCarriedStateTasksSayingWhatToUse) {
   EXPECT_NE(e.find("expected auto, gloo or nccl"), std::string::npos) << e;
   EXPECT_NE(test::user_error_of([] { resolve_backend("nccl", torch::kCPU); }).find("nccl"), std::string::npos);
   EXPECT_EQ(resolve_backend("auto", torch::kCPU), "gloo");
+  fs::remove_all(dir);
+}
+
+// Ranks started otherwise (another option, corpus or build) stop before any collective on
+// parameters, every one of them naming the lowest rank that differs, the key and both values.
+TEST(DataParallel, RanksAgreeOnTheirRunOrAllStopNamingTheFirstDifference) {
+  const auto dir = test::fresh_temp_dir("dp_agree");
+  const std::map<std::string, std::string> run = {
+      {"config.lr", "0.001"}, {"config.max_steps", "100"}, {"data.train.batches", "10"}, {"code.executable", "a"}};
+  run_ranks(3, dir, [&](int, DataParallelGroup& group) { group.agree(run); });
+
+  // Rank 1 with another lr and max_steps, rank 2 without a key: every rank names the lowest rank
+  // that differs and its first key that does.
+  std::vector<std::string> errors(3);
+  run_ranks(3, dir, [&](int rank, DataParallelGroup& group) {
+    auto mine = run;
+    if (rank == 1) {
+      mine["config.lr"] = "0.002";
+      mine["config.max_steps"] = "50";
+    }
+    if (rank == 2) mine.erase("data.train.batches");
+    errors[rank] = test::user_error_of([&] { group.agree(mine); });
+  });
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_NE(errors[rank].find("data-parallel rank " + std::to_string(rank) +
+                                " of 3: rank 1's config differs from rank 0's at lr: 0.002 vs 0.001; start every rank "
+                                "with the same config, options and corpus"),
+              std::string::npos)
+        << errors[rank];
+  run_ranks(2, dir, [&](int rank, DataParallelGroup& group) {
+    auto mine = run;
+    if (rank == 1) mine.erase("data.train.batches");
+    errors[rank] = test::user_error_of([&] { group.agree(mine); });
+  });
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(errors[rank].find("rank 1's data differs from rank 0's at train.batches: (none) vs 10"), std::string::npos)
+        << errors[rank];
+
+  // A rank that failed before comparing: the others name it and its error instead of waiting.
+  run_ranks(2, dir, [&](int rank, DataParallelGroup& group) {
+    if (rank == 1)
+      group.report_failure("data/train.es: no such file");
+    else
+      errors[rank] = test::user_error_of([&] { group.agree(run); });
+  });
+  EXPECT_NE(errors[0].find("rank 1 stopped with an error: data/train.es: no such file"), std::string::npos) << errors[0];
   fs::remove_all(dir);
 }
 
