@@ -1,7 +1,7 @@
 // Data-parallel training (train/data_parallel.h, train/distributed.h): ranks as threads joined
 // over a FileStore (Gloo on 127.0.0.1) against one process fed the same global batches; ranks
 // as processes through the CLI (--nproc, torchrun, ranks started by hand): exact resume, a
-// killed or hung rank, SIGTERM on one rank.
+// killed or hung rank, SIGTERM on one rank, ranks started with different options or corpora.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -276,6 +277,52 @@ TEST(DataParallel, RefusesInPlaceSparseAndCarriedStateTasksSayingWhatToUse) {
   fs::remove_all(dir);
 }
 
+// Ranks started otherwise (another option, corpus or build) stop before any collective on
+// parameters, every one of them naming the lowest rank that differs, the key and both values.
+TEST(DataParallel, RanksAgreeOnTheirRunOrAllStopNamingTheFirstDifference) {
+  const auto dir = test::fresh_temp_dir("dp_agree");
+  const std::map<std::string, std::string> run = {
+      {"config.lr", "0.001"}, {"config.max_steps", "100"}, {"data.train.batches", "10"}, {"code.executable", "a"}};
+  run_ranks(3, dir, [&](int, DataParallelGroup& group) { group.agree(run); });
+
+  // Rank 1 with another lr and max_steps, rank 2 without a key: every rank names the lowest rank
+  // that differs and its first key that does.
+  std::vector<std::string> errors(3);
+  run_ranks(3, dir, [&](int rank, DataParallelGroup& group) {
+    auto mine = run;
+    if (rank == 1) {
+      mine["config.lr"] = "0.002";
+      mine["config.max_steps"] = "50";
+    }
+    if (rank == 2) mine.erase("data.train.batches");
+    errors[rank] = test::user_error_of([&] { group.agree(mine); });
+  });
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_NE(errors[rank].find("data-parallel rank " + std::to_string(rank) +
+                                " of 3: rank 1's config differs from rank 0's at lr: 0.002 vs 0.001; start every rank "
+                                "with the same config, options and corpus"),
+              std::string::npos)
+        << errors[rank];
+  run_ranks(2, dir, [&](int rank, DataParallelGroup& group) {
+    auto mine = run;
+    if (rank == 1) mine.erase("data.train.batches");
+    errors[rank] = test::user_error_of([&] { group.agree(mine); });
+  });
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_NE(errors[rank].find("rank 1's data differs from rank 0's at train.batches: (none) vs 10"), std::string::npos)
+        << errors[rank];
+
+  // A rank that failed before comparing: the others name it and its error instead of waiting.
+  run_ranks(2, dir, [&](int rank, DataParallelGroup& group) {
+    if (rank == 1)
+      group.report_failure("data/train.es: no such file");
+    else
+      errors[rank] = test::user_error_of([&] { group.agree(run); });
+  });
+  EXPECT_NE(errors[0].find("rank 1 stopped with an error: data/train.es: no such file"), std::string::npos) << errors[0];
+  fs::remove_all(dir);
+}
+
 // ---- Ranks as processes, through the CLI. ----
 
 namespace {
@@ -307,10 +354,10 @@ class RegressionDataParallelCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
   std::string path(const std::string& p) const { return shell_quote((root_ / p).string()); }
-  // `nlpzoo train` arguments of a fresh tiny run into `run`.
-  std::string train(const std::string& run, const std::string& extra) const {
+  // `nlpzoo train` arguments of a fresh tiny run into `run`, reading the corpus in `data`.
+  std::string train(const std::string& run, const std::string& extra, const std::string& data = "data") const {
     return "train --config " + shell_quote(std::string(NLPZOO_SOURCE_DIR) + "/configs/seq2seq-bahdanau-es-en.ini") +
-           " --data-dir " + path("data") + " --run-dir " + path(run) + " " + kTiny + " " + extra;
+           " --data-dir " + path(data) + " --run-dir " + path(run) + " " + kTiny + " " + extra;
   }
   std::vector<torch::Tensor> params(const std::string& run) const {
     auto loaded = load_run((root_ / run / "checkpoint_last.pt").string(), torch::kCPU);
@@ -396,6 +443,43 @@ TEST_F(RegressionDataParallelCli, OneRanksSignalOrDeathStopsTheOthers) {
       EXPECT_NE(err0.find("failed: rank 1 stopped answering"), std::string::npos)
           << signal << ": " << err0;
     }
+  }
+}
+
+// Ranks started by hand (the launcher gives every rank the same arguments) with another option,
+// budget or corpus: both stop before training with the error naming the difference, rank 0 too,
+// instead of training on (another lr), or rank 0 failing later as if rank 1 had died (another
+// max_steps), or a crash in the first broadcast (another hidden_size).
+TEST_F(RegressionDataParallelCli, RanksStartedDifferentlyAllStopNamingTheDifference) {
+  fs::copy(root_ / "data", root_ / "more");
+  for (const char* file : {"train.es", "train.en"}) {
+    const std::string text = read_file((root_ / "data" / file).string());
+    atomic_write_text((root_ / "more" / file).string(), text + text);
+  }
+  struct Case {
+    std::string rank1, data1, expected;  // rank 1's options and corpus; rank 0 has --max-steps 6 and data
+  };
+  for (const auto& c : std::vector<Case>{
+           {"--max-steps 6 --lr 0.002", "data", "rank 1's config differs from rank 0's at lr: 0.002 vs 0.01"},
+           {"--max-steps 3", "data", "rank 1's config differs from rank 0's at max_steps: 3 vs 6"},
+           {"--max-steps 6 --hidden_size 24", "data", "rank 1's config differs from rank 0's at hidden_size: 24 vs 16"},
+           {"--max-steps 6", "more", "rank 1's data differs from rank 0's at train.batches: "}}) {
+    const std::string port = std::to_string(free_port());
+    const auto worker = [&](int rank, const std::string& args) {
+      return "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=2 RANK=" + std::to_string(rank) +
+             " NLPZOO_THREADS=1 timeout 120 " + shell_quote(NLPZOO_CLI) + " " + args + " --dist-timeout 60 2>" +
+             path("r" + std::to_string(rank) + ".err") + " >/dev/null";
+    };
+    const auto r = test::run_command(worker(1, train("run", c.rank1, c.data1)) + " & p1=$!; " +
+                                     worker(0, train("run", "--max-steps 6")) + "; echo \"rank0=$?\"; wait $p1; " +
+                                     "echo \"rank1=$?\"");
+    const std::string err0 = read_file((root_ / "r0.err").string()), err1 = read_file((root_ / "r1.err").string());
+    EXPECT_NE(r.out.find("rank0=1\n"), std::string::npos) << c.rank1 << ": " << r.out << err0;
+    EXPECT_NE(r.out.find("rank1=1\n"), std::string::npos) << c.rank1 << ": " << r.out << err1;
+    EXPECT_NE(err0.find("data-parallel rank 0 of 2: " + c.expected), std::string::npos) << c.rank1 << ": " << err0;
+    EXPECT_NE(err1.find("data-parallel rank 1 of 2: " + c.expected), std::string::npos) << c.rank1 << ": " << err1;
+    EXPECT_FALSE(fs::exists(root_ / "run" / "checkpoint_last.pt")) << c.rank1;
+    fs::remove_all(root_ / "run");
   }
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "core/io.h"
@@ -38,6 +39,24 @@ std::chrono::milliseconds milliseconds(double seconds) {
 
 std::vector<uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<uint8_t>& b) { return {b.begin(), b.end()}; }
+
+// A fingerprint as the store holds it: key NUL value NUL ..., byte for byte (config values are
+// the user's text, not necessarily UTF-8).
+std::string serialize(const std::map<std::string, std::string>& fingerprint) {
+  std::string out;
+  for (const auto& [key, value] : fingerprint) out += key + '\0' + value + '\0';
+  return out;
+}
+
+std::map<std::string, std::string> deserialize(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t key_end = text.find('\0', at), value_end = text.find('\0', key_end + 1);
+    out[text.substr(at, key_end - at)] = text.substr(key_end + 1, value_end - key_end - 1);
+    at = value_end + 1;
+  }
+  return out;
+}
 
 // c10::Error's what() carries a C++ backtrace: not for a user's eyes.
 std::string reason(const std::exception& e) {
@@ -256,6 +275,59 @@ void DataParallelGroup::rank0_first(const std::function<void()>& f) {
   if (text(store_->get(key)) != "ok")
     throw UserError("data-parallel rank " + std::to_string(rank_) + ": rank 0 failed to set up the task (see its error)");
   f();
+}
+
+void DataParallelGroup::agree(const std::map<std::string, std::string>& fingerprint) {
+  const std::string head = "data-parallel rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ": ";
+  const auto deadline = std::chrono::steady_clock::now() + milliseconds(timeout_s_);
+  // Rank q's value of `key`; a rank that failed before it wrote it has written its error instead.
+  const auto await = [&](const std::string& key, int q) {
+    const std::string theirs = key + "/" + std::to_string(q), failed = "failed/" + std::to_string(q);
+    for (;;) {
+      if (store_->check({theirs})) return text(store_->get(theirs));
+      if (store_->check({failed}))
+        throw UserError(head + "rank " + std::to_string(q) + " stopped with an error: " + text(store_->get(failed)));
+      if (std::chrono::steady_clock::now() >= deadline)
+        throw UserError(head + "rank " + std::to_string(q) + " did not compare its run with the others' within "
+                        "--dist-timeout " + std::to_string(static_cast<int64_t>(timeout_s_)) +
+                        " s: died, killed or hung");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  try {
+    store_->set("fingerprint/" + std::to_string(rank_), bytes(serialize(fingerprint)));
+    std::string verdict;  // empty: as rank 0's
+    if (rank_ != 0) {
+      const auto first = deserialize(await("fingerprint", 0));
+      std::set<std::string> keys;
+      for (const auto* side : {&fingerprint, &first})
+        for (const auto& entry : *side) keys.insert(entry.first);
+      const auto value = [](const std::map<std::string, std::string>& of, const std::string& key) {
+        const auto it = of.find(key);
+        return it == of.end() ? std::string("(none)") : it->second;
+      };
+      for (const auto& key : keys) {
+        const std::string mine = value(fingerprint, key), theirs = value(first, key);
+        if (mine == theirs) continue;
+        const auto dot = key.find('.');
+        const std::string section = dot == std::string::npos ? "run" : key.substr(0, dot);
+        verdict = "rank " + std::to_string(rank_) + "'s " + section + " differs from rank 0's at " +
+                  key.substr(dot == std::string::npos ? 0 : dot + 1) + ": " + mine + " vs " + theirs +
+                  "; start every rank with the same config, options and corpus, and the same nlpzoo executable";
+        break;
+      }
+    }
+    store_->set("verdict/" + std::to_string(rank_), bytes(verdict));
+    // Every rank reads the verdicts in one order, so all of them name the same difference.
+    for (int q = 0; q < world_size_; ++q) {
+      const std::string theirs = q == rank_ ? verdict : await("verdict", q);
+      if (!theirs.empty()) throw UserError(head + theirs);
+    }
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw UserError(head + "cannot compare this rank's run with the others' through the TCP store (" + reason(e) + ")");
+  }
 }
 
 void DataParallelGroup::report_failure(const std::string& what) noexcept {

@@ -12,11 +12,16 @@
 // A rank that fails writes its error into the store; a rank whose collective fails (a peer's
 // connection closed, or no answer within the timeout) names the rank that wrote an error or,
 // failing that, the ranks that did not report in, instead of hanging.
+//
+// Before the first collective on parameters the ranks agree on a fingerprint of the run (its
+// config, data and code: train/tasks/train_run.cpp makes it); a rank started otherwise would
+// otherwise fail inside a collective far from its cause, or silently train another run.
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/torch.h>
 #include <torch/version.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +94,14 @@ class DataParallelGroup {
   /// whose first run writes the tokenizers that the others then read. If rank 0's `f` throws,
   /// the others throw UserError saying so instead of running it.
   void rank0_first(const std::function<void()>& f);
+
+  /// Checks that every rank holds the same `fingerprint`: "section.key" -> value, e.g.
+  /// "config.lr" -> "0.001". Each rank publishes its own, compares it with rank 0's and
+  /// publishes its verdict; each then reads every rank's verdict, so that all ranks stop alike.
+  /// Throws UserError on every rank when one differs, naming the lowest such rank, the first
+  /// key that differs (a key one side lacks is "(none)") and both values; when a rank failed
+  /// instead (its error); or when one has not answered within the timeout.
+  void agree(const std::map<std::string, std::string>& fingerprint);
 
   /// Records this rank's error in the store, so that the other ranks name it in theirs.
   /// Never throws (the store may be gone).

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "core/io.h"
 #include "train/data_parallel.h"
@@ -16,6 +18,71 @@
 namespace fs = std::filesystem;
 
 namespace nlpzoo {
+
+namespace {
+
+// 64-bit FNV-1a: a cheap digest to tell two ranks' inputs apart (not against an adversary).
+class Fnv1a {
+ public:
+  void add(const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 1099511628211ULL;
+  }
+  void add(const std::string& s) { add(s.data(), s.size() + 1); }  // with its terminator: "ab","c" != "a","bc"
+  std::string hex() const {
+    std::ostringstream out;
+    out << std::hex << std::setw(16) << std::setfill('0') << h_;
+    return out.str();
+  }
+
+ private:
+  uint64_t h_ = 14695981039346656037ULL;
+};
+
+// What the ranks of a data-parallel run compare before the first collective on parameters
+// (DataParallelGroup::agree), as "section.key" -> value:
+//  - config: every key of the config as this invocation resolved it (the file and the command
+//    line, budgets included), and --resume. Two keys may differ between ranks in form but not in
+//    meaning: data_dir (machines may keep the corpus at different paths; its content is compared
+//    under data) and the device's index (a rank may be given its own GPU; its type is compared);
+//  - data: per split, the number of batches of epoch 0 and a digest of its first batch, as the
+//    task made them from its corpus: a different corpus changes one or the other whatever files
+//    the task reads, and batches are pure functions of their index, so making one changes nothing;
+//  - code: a digest of this executable, so that a rank running another build (other code,
+//    another LibTorch) is refused rather than computing something else.
+// The config is taken before the task's setup, which completes it from what it reads.
+void add_config_fingerprint(std::map<std::string, std::string>& fingerprint, const PreparedRun& run) {
+  for (const auto& [key, value] : run.config.values())
+    if (key != "data_dir") fingerprint["config." + key] = value;
+  fingerprint["config.device"] = c10::DeviceTypeName(run.device.type(), /*lower_case=*/true);
+  fingerprint["config.resume"] = run.resume ? "true" : "false";
+}
+
+void add_data_and_code_fingerprint(std::map<std::string, std::string>& fingerprint, Task& task) {
+  for (const Split split : {Split::kTrain, Split::kValid}) {
+    const std::string name = "data." + to_string(split);
+    const int64_t batches = task.num_batches(split, 0);
+    fingerprint[name + ".batches"] = std::to_string(batches);
+    if (batches == 0) continue;
+    const Batch batch = task.make_batch(split, 0, 0);
+    Fnv1a digest;
+    for (const auto& [key, tensor] : batch.tensors) {
+      const auto t = tensor.cpu().contiguous();
+      digest.add(key);
+      digest.add(std::string(c10::toString(t.scalar_type())));
+      for (const int64_t size : t.sizes()) digest.add(&size, sizeof size);
+      digest.add(t.data_ptr(), t.numel() * t.element_size());
+    }
+    fingerprint[name + ".first_batch"] = std::to_string(batch.num_examples) + " examples, " +
+                                         std::to_string(batch.num_tokens) + " units, digest " + digest.hex();
+  }
+  Fnv1a digest;
+  const std::string executable = read_file("/proc/self/exe");
+  digest.add(executable.data(), executable.size());
+  fingerprint["code.executable"] = "digest " + digest.hex() + " of " + std::to_string(executable.size()) + " bytes";
+}
+
+}  // namespace
 
 void check_run_dir(const std::string& run_dir, bool resume) {
   const std::string last = run_dir + "/checkpoint_last.pt";
@@ -73,6 +140,8 @@ int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& la
       lock = std::make_unique<RunLock>(run.run_dir);
       check_run_dir(run.run_dir, run.resume);
     }
+    std::map<std::string, std::string> fingerprint;
+    if (group) add_config_fingerprint(fingerprint, run);
     // Seed before the model is built, so parameter initialisation is reproducible too.
     torch::manual_seed(static_cast<uint64_t>(run.trainer.seed));
     auto task = make_task(run.task_name);
@@ -84,6 +153,10 @@ int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& la
       group->rank0_first([&] { setup(run.resume || group->rank() != 0); });
     else
       setup(run.resume);
+    if (group) {
+      add_data_and_code_fingerprint(fingerprint, *task);
+      group->agree(fingerprint);
+    }
     std::unique_ptr<Trainer> trainer =
         group ? std::make_unique<DataParallelTrainer>(*task, run.config, run.task_name, run.run_dir, *group)
               : std::make_unique<Trainer>(*task, run.config, run.task_name, run.run_dir);

@@ -47,8 +47,10 @@ void check_run_dir(const std::string& run_dir, bool resume);
 /// Trains `run` in this process (the task's setup may complete its config): alone when `launch` is nullopt, else as rank launch->rank of a
 /// data-parallel group it joins (`options`; ranks other than 0 print nothing on standard
 /// output). The writing process (rank 0) holds the run folder's lock from before the tokenizers
-/// are trained to the end, and checks the run folder again under it. Returns Trainer::train's
-/// status. Throws UserError (another process holds the run folder: naming its pid) and the
+/// are trained to the end, and checks the run folder again under it. After the task's setup and
+/// before the first collective on parameters, the ranks compare their config, data and
+/// executable, and all throw UserError naming the difference if one differs. Returns
+/// Trainer::train's status. Throws UserError (another process holds the run folder: naming its pid) and the
 /// Trainer's errors; a rank's error is reported to the group first.
 int train_in_process(PreparedRun run, const std::optional<LaunchEnvironment>& launch,
                      const DistributedOptions& options);
