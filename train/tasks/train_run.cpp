@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -21,22 +23,27 @@ namespace nlpzoo {
 
 namespace {
 
-// 64-bit FNV-1a: a cheap digest to tell two ranks' inputs apart (not against an adversary).
-class Fnv1a {
+// zlib's CRC-32, fed piece by piece: a cheap digest to tell two ranks' inputs apart (not
+// against an adversary).
+class Digest {
  public:
   void add(const void* data, size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ p[i]) * 1099511628211ULL;
+    const auto* p = static_cast<const Bytef*>(data);
+    for (size_t done = 0; done < n;) {  // crc32 takes a uInt length
+      const auto chunk = static_cast<uInt>(std::min<size_t>(n - done, 1u << 30));
+      crc_ = crc32(crc_, p + done, chunk);
+      done += chunk;
+    }
   }
   void add(const std::string& s) { add(s.data(), s.size() + 1); }  // with its terminator: "ab","c" != "a","bc"
   std::string hex() const {
     std::ostringstream out;
-    out << std::hex << std::setw(16) << std::setfill('0') << h_;
+    out << std::hex << std::setw(8) << std::setfill('0') << crc_;
     return out.str();
   }
 
  private:
-  uint64_t h_ = 14695981039346656037ULL;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
 };
 
 // What the ranks of a data-parallel run compare before the first collective on parameters
@@ -65,7 +72,7 @@ void add_data_and_code_fingerprint(std::map<std::string, std::string>& fingerpri
     fingerprint[name + ".batches"] = std::to_string(batches);
     if (batches == 0) continue;
     const Batch batch = task.make_batch(split, 0, 0);
-    Fnv1a digest;
+    Digest digest;
     for (const auto& [key, tensor] : batch.tensors) {
       const auto t = tensor.cpu().contiguous();
       digest.add(key);
@@ -76,7 +83,7 @@ void add_data_and_code_fingerprint(std::map<std::string, std::string>& fingerpri
     fingerprint[name + ".first_batch"] = std::to_string(batch.num_examples) + " examples, " +
                                          std::to_string(batch.num_tokens) + " units, digest " + digest.hex();
   }
-  Fnv1a digest;
+  Digest digest;
   const std::string executable = read_file("/proc/self/exe");
   digest.add(executable.data(), executable.size());
   fingerprint["code.executable"] = "digest " + digest.hex() + " of " + std::to_string(executable.size()) + " bytes";
