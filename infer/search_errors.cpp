@@ -1,5 +1,6 @@
 #include "infer/search_errors.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/io.h"
@@ -35,13 +36,20 @@ SearchErrorReport analyse_search_errors(const Translator& translator, const Toke
                                         const std::vector<int64_t>& beam_sizes, const SearchOptions& search,
                                         int64_t batch_size) {
   if (beam_sizes.empty()) throw UserError("--beam-sizes: give at least one beam size");
-  for (int64_t k : beam_sizes)
+  for (size_t i = 0; i < beam_sizes.size(); ++i) {
+    const int64_t k = beam_sizes[i];
     if (k < 1) throw UserError("--beam-sizes: " + std::to_string(k) + " is not a beam size (at least 1)");
+    if (std::find(beam_sizes.begin(), beam_sizes.begin() + i, k) != beam_sizes.begin() + i)
+      throw UserError("--beam-sizes: " + std::to_string(k) + " is given twice");
+  }
   SearchErrorReport report;
   std::vector<std::string> sources;
   std::vector<std::vector<int64_t>> references;
   for (size_t i = 0; i < corpus.src.size(); ++i) {
-    if (corpus.src[i].find_first_not_of(" \t\r\n") == std::string::npos) continue;  // nothing to translate
+    if (corpus.src[i].find_first_not_of(" \t\r\n") == std::string::npos) {  // nothing to translate
+      ++report.empty_sources;
+      continue;
+    }
     SentenceAnalysis sentence;
     sentence.index = static_cast<int64_t>(i);
     sentence.reference = reference_ids(target, corpus.tgt[i], max_positions, &sentence.reference_cut);
@@ -67,13 +75,17 @@ SearchErrorReport analyse_search_errors(const Translator& translator, const Toke
     options.beam_size = k;
     options.n_best = 1;
     std::vector<std::vector<int64_t>> outputs;
-    for (const auto& t : translator.translate(sources, options, batch_size)) outputs.push_back(t.hypotheses.at(0).tokens);
+    std::vector<bool> cut;
+    for (const auto& t : translator.translate(sources, options, batch_size)) {
+      outputs.push_back(t.hypotheses.at(0).tokens);
+      cut.push_back(!t.hypotheses.at(0).finished);
+    }
     const auto output_scores = score_all(outputs);
     BeamSummary beam;
     beam.beam_size = k;
     for (size_t i = 0; i < report.sentences.size(); ++i) {
       auto& sentence = report.sentences[i];
-      SearchOutput out{k, outputs[i], output_scores[i], SearchVerdict::kModelError};
+      SearchOutput out{k, outputs[i], output_scores[i], cut[i], SearchVerdict::kModelError};
       if (out.tokens == sentence.reference) out.verdict = SearchVerdict::kExact;
       else if (sentence.reference_score.score > out.model.score) out.verdict = SearchVerdict::kSearchError;
       ++beam.sentences;
@@ -81,6 +93,7 @@ SearchErrorReport analyse_search_errors(const Translator& translator, const Toke
       beam.search_errors += out.verdict == SearchVerdict::kSearchError;
       beam.model_errors += out.verdict == SearchVerdict::kModelError;
       beam.empty_beats_output += sentence.empty.score > out.model.score;
+      beam.cut += out.cut;
       beam.mean_score += out.model.score;
       sentence.outputs.push_back(std::move(out));
     }

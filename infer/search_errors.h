@@ -38,6 +38,7 @@ struct SearchOutput {
   int64_t beam_size = 1;
   std::vector<int64_t> tokens;  // ŷ, target ids without BOS/EOS
   ForcedScore model;            // ŷ rescored (see ForcedScore)
+  bool cut = false;             // the search stopped ŷ at its maximum length (no EOS of its own)
   SearchVerdict verdict = SearchVerdict::kModelError;
 };
 
@@ -54,6 +55,9 @@ struct BeamSummary {
   int64_t beam_size = 1;
   int64_t sentences = 0, exact = 0, search_errors = 0, model_errors = 0;
   int64_t empty_beats_output = 0;  // score(empty) > score(ŷ)
+  // ŷ cut at the maximum length: rescored with an EOS the search never chose, so its search
+  // error may be the length cap's (--max-length, --max-length-ratio), not the beam's.
+  int64_t cut = 0;
   double mean_score = 0;           // of ŷ, over the sentences
 };
 
@@ -61,13 +65,15 @@ struct SearchErrorReport {
   std::vector<SentenceAnalysis> sentences;  // the corpus' non-empty source lines, in order
   std::vector<BeamSummary> beams;           // one per beam size, in the order asked
   int64_t references_cut = 0;
+  int64_t empty_sources = 0;  // lines with nothing to translate, left out
 };
 
 /// Decodes `corpus.src` with each of `beam_sizes` (1: greedy search, as translate does) under
 /// `search` (its beam_size ignored) and compares every output with the reference
 /// corpus.tgt[i], tokenized by `target` and cut to max_positions - 1 pieces when
 /// max_positions > 0 (the longest target a model with learned positions can score). Throws
-/// UserError for an empty `beam_sizes` or one below 1, and as beam_search for bad options.
+/// UserError for an empty `beam_sizes`, one below 1 or one given twice, and as beam_search for
+/// bad options.
 SearchErrorReport analyse_search_errors(const Translator& translator, const Tokenizer& target,
                                         const ParallelCorpus& corpus, int64_t max_positions,
                                         const std::vector<int64_t>& beam_sizes, const SearchOptions& search,

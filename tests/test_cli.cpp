@@ -168,6 +168,19 @@ TEST_F(RegressionCli, KeepLastAverageAndSearchErrors) {
   ASSERT_TRUE(fs::exists(root_ / "run" / "checkpoint_40.pt"));
   ASSERT_TRUE(fs::exists(root_ / "run" / "checkpoint_60.pt"));
   expect_error(run_cli("checkpoint average --run-dir " + run + " --last 3"), "2 periodic checkpoints");
+  expect_error(run_cli("evaluate --run-dir " + run + " --checkpoint averaged --no-bleu"), "nlpzoo checkpoint average");
+  expect_error(run_cli("evaluate --run-dir " + run + " --checkpoint 20 --no-bleu"), "the steps kept are 40, 60");
+  // A file named for another step than it holds (copied in by hand) is not averaged as that step.
+  fs::copy_file(root_ / "run" / "checkpoint_40.pt", root_ / "run" / "checkpoint_99.pt");
+  expect_error(run_cli("checkpoint average --run-dir " + run), "named for step 99 but holds step 40");
+  fs::remove(root_ / "run" / "checkpoint_99.pt");
+  // Written elsewhere, it is read as a file.
+  r = run_cli("checkpoint average --run-dir " + run + " --out " + quote((root_ / "avg.pt").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("evaluate --run-dir " + run + " --checkpoint " + quote((root_ / "avg.pt").string()) +
+              " --split valid --no-bleu --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("avg.pt, step 60"), std::string::npos) << r.out;
   r = run_cli("checkpoint average --run-dir " + run + " --last 2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("the mean of 2 checkpoints (steps 40 to 60)"), std::string::npos) << r.out;
@@ -181,6 +194,8 @@ TEST_F(RegressionCli, KeepLastAverageAndSearchErrors) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("checkpoint_averaged.pt, step 60"), std::string::npos) << r.out;
 
+  expect_error(run_cli("search-errors --run-dir " + run + " --beam-sizes 1,3,1"), "1 is given twice");
+  expect_error(run_cli("search-errors --run-dir " + run + " --beam-sizes 1,3 --beam-size 2"), "give one");
   r = run_cli("search-errors --run-dir " + run + " --split valid --beam-sizes 1,3 --max-sentences 12 --json --device cpu");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto report = nlohmann::json::parse(r.out);
@@ -199,7 +214,7 @@ TEST_F(RegressionCli, KeepLastAverageAndSearchErrors) {
     std::vector<std::string> fields;
     std::istringstream tabs(line);
     for (std::string field; std::getline(tabs, field, '\t');) fields.push_back(field);
-    EXPECT_EQ(std::stoi(fields.at(0)) + 1, sentence["line"].get<int>());
+    EXPECT_EQ(std::stoi(fields.at(0)), sentence["line"].get<int>());
     EXPECT_NEAR(std::stod(fields.at(1)), sentence["reference"]["log_prob"].get<double>(), 1e-4) << line;
     for (const auto& output : sentence["outputs"]) {
       const double ours = output["score"], reference = sentence["reference"]["score"];

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "core/io.h"
 #include "tools/command.h"
@@ -66,7 +67,9 @@ int run_average(const std::vector<std::string>& args) {
       "Averages the parameters of a run's last N periodic checkpoints (checkpoint_<step>.pt, kept when the\n"
       "run trains with keep_last = N or more) into checkpoint_averaged.pt, as fairseq's\n"
       "average_checkpoints.py: the element-wise mean of every weight. evaluate, translate and export read it\n"
-      "with --checkpoint averaged; a run does not resume from it (it holds no optimizer state). Options");
+      "with --checkpoint averaged; a run does not resume from it (it holds no optimizer state). Writing into\n"
+      "the run folder is refused while nlpzoo train runs there; with --out elsewhere it may run beside\n"
+      "training (then read it with --checkpoint FILE.pt). Options");
   desc.add_options()
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("last", po::value<int64_t>()->default_value(0), "average the N newest periodic checkpoints (0 = every one kept)")
@@ -77,7 +80,11 @@ int run_average(const std::vector<std::string>& args) {
   const auto last = (*vm)["last"].as<int64_t>();
   if (last < 0) throw UserError("--last " + std::to_string(last) + ": must be 0 (every one kept) or positive");
   require_file(run_dir + "/config.ini", "run folder's config");
-  const RunLock lock(run_dir);
+  const auto out = vm->count("out") ? (*vm)["out"].as<std::string>() : run_dir + "/checkpoint_averaged.pt";
+  // Writing into the run folder takes its lock; an average written elsewhere only reads it, so
+  // it may be made while the run trains (as with fairseq's script).
+  std::optional<RunLock> lock;
+  if (fs::weakly_canonical(fs::absolute(out).parent_path()) == fs::weakly_canonical(run_dir)) lock.emplace(run_dir);
   auto kept = periodic_checkpoints(run_dir);
   if (kept.empty() || static_cast<int64_t>(kept.size()) < last)
     throw UserError(run_dir + ": " + std::to_string(kept.size()) + " periodic checkpoints (checkpoint_<step>.pt), " +
@@ -85,11 +92,16 @@ int run_average(const std::vector<std::string>& args) {
                     " wanted: train with keep_last = N (in the config or --keep_last N) to keep the last N validations");
   if (last > 0) kept.erase(kept.begin(), kept.end() - last);
   std::vector<std::string> paths;
-  for (const auto& entry : kept) paths.push_back(entry.second);
-  const auto out = vm->count("out") ? (*vm)["out"].as<std::string>() : run_dir + "/checkpoint_averaged.pt";
+  for (const auto& [step, path] : kept) {
+    // The name is only a name: a file copied or renamed in would be averaged as another step.
+    if (const int64_t held = read_checkpoint_header(path).state.step; held != step)
+      throw UserError(path + ": named for step " + std::to_string(step) + " but holds step " + std::to_string(held) +
+                      "; remove or rename it (nlpzoo train keeps checkpoint_<step>.pt with keep_last)");
+    paths.push_back(path);
+  }
   average_checkpoints(paths, out);
-  std::cout << out << ": the mean of " << paths.size() << " checkpoints (steps " << kept.front().first << " to "
-            << kept.back().first << ")" << std::endl;
+  std::cout << out << ": the mean of " << paths.size() << (paths.size() == 1 ? " checkpoint" : " checkpoints")
+            << " (steps " << kept.front().first << " to " << kept.back().first << ")" << std::endl;
   return 0;
 }
 

@@ -21,7 +21,7 @@ int run_classify(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   add_run_flags(desc);
   desc.add_options()("batch-size", po::value<int64_t>()->default_value(64), "sentences classified together");
-  auto vm = parse_args(args, desc, "classify --run-dir DIR [--checkpoint best|last] [--batch-size N] [--device D] "
+  auto vm = parse_args(args, desc, "classify --run-dir DIR [--checkpoint WHICH] [--batch-size N] [--device D] "
                                    "< sentences.txt > labels.tsv  (pair tasks: sentence A<TAB>sentence B per "
                                    "line; regression: the score)");
   if (!vm) return 0;

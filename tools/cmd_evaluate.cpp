@@ -4,6 +4,7 @@
 // vectors. One human line and the task's details by default; --json prints one JSON object.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "core/io.h"
@@ -74,7 +75,9 @@ int run_evaluate(const std::vector<std::string>& args) {
     options.decode = !(*vm)["no-bleu"].as<bool>();
     options.max_decoded = (*vm)["max-sentences"].as<int64_t>();
     options.search = &search;
-    options.output_prefix = run_dir + "/hyp." + to_string(split) + "." + which;
+    // A checkpoint given as a file is named by its stem (hyp.test.avg5.greedy.txt).
+    const auto label = which == path ? std::filesystem::path(which).stem().string() : which;
+    options.output_prefix = run_dir + "/hyp." + to_string(split) + "." + label;
     metrics = run.task->evaluate(split, options);
   }
   if (json) {

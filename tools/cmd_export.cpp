@@ -16,10 +16,10 @@ int run_export(const std::vector<std::string>& args) {
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("auto"),
        "best (checkpoint_best.pt: the best validation score by the run's best_metric), last, averaged, a step N "
-       "(checkpoint_N.pt, kept with keep_last), or auto: last for word vectors (the final vectors, as nlpzoo embed, "
+       "(checkpoint_N.pt, kept with keep_last), a checkpoint file FILE.pt, or auto: last for word vectors (the final vectors, as nlpzoo embed, "
        "word2vec.c and gensim give), best for every other model")
       ("out", po::value<std::string>()->required(), "TorchScript file to write, e.g. model.pt (required)");
-  auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint auto|best|last]");
+  auto vm = parse_args(args, desc, "export --run-dir DIR --out FILE.pt [--checkpoint auto|best|last|averaged|STEP|FILE.pt]");
   if (!vm) return 0;
   const auto run_dir = (*vm)["run-dir"].as<std::string>();
   std::string which = (*vm)["checkpoint"].as<std::string>();

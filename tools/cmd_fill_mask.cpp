@@ -22,7 +22,7 @@ int run_fill_mask(const std::vector<std::string>& args) {
   po::options_description desc("Options");
   add_run_flags(desc);
   desc.add_options()("top-k,k", po::value<int64_t>()->default_value(5), "candidates per [MASK]");
-  auto vm = parse_args(args, desc, "fill-mask --run-dir DIR [-k 5] [--checkpoint best|last] [--device D] "
+  auto vm = parse_args(args, desc, "fill-mask --run-dir DIR [-k 5] [--checkpoint WHICH] [--device D] "
                                    "< lines-with-[MASK].txt");
   if (!vm) return 0;
   const int64_t k = (*vm)["top-k"].as<int64_t>();

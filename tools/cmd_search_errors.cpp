@@ -57,9 +57,14 @@ void print_worst(const SearchErrorReport& report, const ParallelCorpus& corpus, 
     return std::abs(s->reference_score.score - s->outputs.back().model.score);
   };
   std::stable_sort(chosen.begin(), chosen.end(), [&](auto* a, auto* b) { return margin(a) > margin(b); });
-  if (chosen.empty() || count == 0) return;
+  if (count == 0) return;
   const auto beam = report.beams.back().beam_size;
-  std::cout << "\nwidest " << to_string(verdict) << "s at beam " << beam << ":\n";
+  const std::string what = verdict == SearchVerdict::kSearchError ? "search errors" : "model errors";
+  if (chosen.empty()) {
+    std::cout << "\nno " << what << " at beam " << beam << "\n";
+    return;
+  }
+  std::cout << "\nwidest " << what << " at beam " << beam << " (score margin = |score(reference) - score(output)|):\n";
   for (size_t i = 0; i < chosen.size() && static_cast<int64_t>(i) < count; ++i) {
     const auto& s = *chosen[i];
     Hypothesis h;
@@ -89,19 +94,27 @@ int run_search_errors(const std::vector<std::string>& args) {
       ("worst", po::value<int64_t>()->default_value(3),
        "print this many search errors and model errors of the last beam size, widest score margin first")
       ("score-reference", po::bool_switch(),
-       "only score the references, no search (fairseq's --score-reference): per line 'i<TAB>log_prob<TAB>score"
-       "<TAB>per-piece log-probs', EOS's last")
+       "only score the references, no search (as fairseq's --score-reference, but in natural-log units and "
+       "scored as beam search ranks): per sentence 'line<TAB>log P<TAB>log P / lp(length)<TAB>per-piece "
+       "log-probs', EOS's last; line counts from 1 as in the table")
       ("json", po::bool_switch(),
        "print one JSON object: {\"split\", \"checkpoint\", \"step\", \"beams\": [{\"beam_size\", \"sentences\", "
-       "\"exact\", \"search_errors\", \"model_errors\", \"empty_beats_output\", \"mean_score\"}], \"sentences\": "
-       "[{\"line\", \"reference\": {\"log_prob\", \"score\", \"length\"}, \"reference_cut\", \"empty\", \"outputs\": "
-       "[{\"beam_size\", \"text\", \"log_prob\", \"score\", \"length\", \"verdict\"}]}]}");
+       "\"exact\", \"search_errors\", \"model_errors\", \"empty_beats_output\", \"cut\", \"mean_score\"}], "
+       "\"sentences\": [{\"line\", \"reference\": {\"log_prob\", \"score\", \"length\"}, \"reference_cut\" (cut "
+       "to the model's max_positions to be scored), \"empty\", \"outputs\": [{\"beam_size\", \"text\", \"log_prob\", "
+       "\"score\", \"length\", \"cut\", \"verdict\"}]}]}. Scores are natural-log log P / lp(length); mean_score "
+       "is the outputs' mean");
   auto vm = parse_args(args, desc, "search-errors --run-dir DIR [--split test] [--beam-sizes 1,5,10] [OPTIONS]");
   if (!vm) return 0;
   auto search = search_options(*vm);
-  const auto beam_sizes = !(*vm)["beam-size"].defaulted() && (*vm)["beam-sizes"].defaulted()
-                              ? std::vector<int64_t>{search.beam_size}
-                              : parse_beam_sizes((*vm)["beam-sizes"].as<std::string>());
+  const bool one_beam = !(*vm)["beam-size"].defaulted();
+  if (one_beam && !(*vm)["beam-sizes"].defaulted())
+    throw UserError("--beam-size and --beam-sizes: give one (--beam-sizes 1,5,10 compares several)");
+  const auto beam_sizes =
+      one_beam ? std::vector<int64_t>{search.beam_size} : parse_beam_sizes((*vm)["beam-sizes"].as<std::string>());
+  const bool score_reference = (*vm)["score-reference"].as<bool>();
+  if (score_reference && (*vm)["json"].as<bool>())
+    throw UserError("--score-reference prints one tab-separated line per sentence; drop --json");
   const Split split = parse_split((*vm)["split"].as<std::string>());
   if (split == Split::kTrain) throw UserError("--split: analyse valid or test, not train");
   const int64_t max_sentences = (*vm)["max-sentences"].as<int64_t>();
@@ -123,7 +136,7 @@ int run_search_errors(const std::vector<std::string>& args) {
   const Translator translator(task.decoder(), task.source_tokenizer(), task.target_tokenizer(), task.max_positions(),
                               parse_device((*vm)["device"].as<std::string>()));
 
-  if ((*vm)["score-reference"].as<bool>()) {
+  if (score_reference) {
     std::vector<std::vector<int64_t>> references;
     std::vector<bool> cut;
     for (const auto& line : corpus.tgt) {
@@ -138,7 +151,7 @@ int run_search_errors(const std::vector<std::string>& args) {
         std::cerr << "nlpzoo search-errors: warning: line " << i + 1 << ": reference cut to max_positions - 1 = "
                   << task.max_positions() - 1 << " pieces to be scored" << std::endl;
       const auto s = forced_score(scores[i], search);
-      std::cout << i << "\t" << s.log_prob << "\t" << s.score << "\t";
+      std::cout << i + 1 << "\t" << s.log_prob << "\t" << s.score << "\t";
       for (size_t t = 0; t < scores[i].size(); ++t) std::cout << (t ? " " : "") << scores[i][t];
       std::cout << "\n";
     }
@@ -155,7 +168,8 @@ int run_search_errors(const std::vector<std::string>& args) {
     for (const auto& b : report.beams)
       out["beams"].push_back({{"beam_size", b.beam_size}, {"sentences", b.sentences}, {"exact", b.exact},
                               {"search_errors", b.search_errors}, {"model_errors", b.model_errors},
-                              {"empty_beats_output", b.empty_beats_output}, {"mean_score", b.mean_score}});
+                              {"empty_beats_output", b.empty_beats_output}, {"cut", b.cut},
+                              {"mean_score", b.mean_score}});
     out["sentences"] = nlohmann::json::array();
     for (const auto& s : report.sentences) {
       nlohmann::json outputs = nlohmann::json::array();
@@ -165,6 +179,7 @@ int run_search_errors(const std::vector<std::string>& args) {
         auto entry = score_json(o.model);
         entry["beam_size"] = o.beam_size;
         entry["text"] = translator.text(h);
+        entry["cut"] = o.cut;
         entry["verdict"] = to_string(o.verdict);
         outputs.push_back(entry);
       }
@@ -176,20 +191,23 @@ int run_search_errors(const std::vector<std::string>& args) {
     return 0;
   }
   std::cout << to_string(split) << " (" << checkpoint << ", step " << run.header.state.step << "): "
-            << report.sentences.size() << " sentences, scores log P / lp(length) with alpha " << search.length_penalty
-            << "\n";
+            << report.sentences.size() << " sentences";
+  if (report.empty_sources > 0) std::cout << " (" << report.empty_sources << " empty source lines left out)";
+  std::cout << "; scores are log P / lp(length), natural log, alpha " << search.length_penalty << "\n";
   if (report.references_cut > 0)
     std::cout << report.references_cut << " references were cut to max_positions - 1 = " << task.max_positions() - 1
               << " pieces to be scored\n";
-  std::cout << "beam  exact   search errors  model errors  empty beats output  mean score\n";
+  std::cout << "beam  exact   search errors  model errors  empty beats output  cut at max length  mean score\n";
   for (const auto& b : report.beams) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%4lld  %-6s  %-13s  %-12s  %-18s  %.4f\n", static_cast<long long>(b.beam_size),
+    char line[200];
+    std::snprintf(line, sizeof line, "%4lld  %-6s  %-13s  %-12s  %-18s  %-17s  %.4f\n", static_cast<long long>(b.beam_size),
                   percent(b.exact, b.sentences).c_str(), percent(b.search_errors, b.sentences).c_str(),
                   percent(b.model_errors, b.sentences).c_str(), percent(b.empty_beats_output, b.sentences).c_str(),
-                  b.mean_score);
+                  percent(b.cut, b.sentences).c_str(), b.mean_score);
     std::cout << line;
   }
+  std::cout << "(an output cut at the maximum length is scored with an EOS it never chose: its search error may be "
+               "the length cap's; mean score: of the outputs)\n";
   print_worst(report, corpus, translator, SearchVerdict::kSearchError, worst);
   print_worst(report, corpus, translator, SearchVerdict::kModelError, worst);
   std::cout << std::flush;

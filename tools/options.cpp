@@ -28,15 +28,30 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
 #include <filesystem>
 
 #include "core/io.h"
+#include "train/checkpoint.h"
 
 namespace nlpzoo::cli {
 
 std::string checkpoint_in(const std::string& run_dir, const std::string& which) {
+  // A file of its own (an average written with --out elsewhere).
+  if (which.size() > 3 && which.compare(which.size() - 3, 3, ".pt") == 0) {
+    require_file(which, "checkpoint");
+    return which;
+  }
   const bool step = !which.empty() && which.find_first_not_of("0123456789") == std::string::npos;
   if (which != "best" && which != "last" && which != "averaged" && !step)
-    throw UserError("--checkpoint " + which + ": expected best, last, averaged or a step kept with keep_last");
+    throw UserError("--checkpoint " + which + ": expected best, last, averaged, a step kept with keep_last, or a .pt file");
   const std::string path = run_dir + "/checkpoint_" + which + ".pt";
   if (std::filesystem::exists(path)) return path;
+  if (which == "averaged")
+    throw UserError(path + ": no averaged checkpoint yet; write one with: nlpzoo checkpoint average --run-dir " + run_dir);
+  if (step) {
+    std::string kept;
+    for (const auto& [at, file] : periodic_checkpoints(run_dir)) kept += (kept.empty() ? "" : ", ") + std::to_string(at);
+    throw UserError(path + ": no such checkpoint; " +
+                    (kept.empty() ? "this run keeps none (train with keep_last = N to keep the last N validations)"
+                                  : "the steps kept are " + kept));
+  }
   if (std::filesystem::exists(run_dir + "/checkpoint_last.pt"))
     throw UserError(path + ": no such checkpoint yet (the run stopped before its first validation); use --checkpoint "
                     "last, or continue training with: nlpzoo train --run-dir " + run_dir + " --resume");

@@ -24,7 +24,8 @@ std::optional<po::variables_map> parse_args(const std::vector<std::string>& args
 namespace nlpzoo::cli {
 
 /// run_dir/checkpoint_<which>.pt for which = best | last | averaged (nlpzoo checkpoint average)
-/// | a step (the checkpoints keep_last keeps); throws UserError naming the file
+/// | a step (the checkpoints keep_last keeps), or `which` itself when it names a .pt file;
+/// throws UserError naming the file
 /// (and how to make one) when it does not exist.
 std::string checkpoint_in(const std::string& run_dir, const std::string& which);
 

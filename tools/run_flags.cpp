@@ -74,7 +74,8 @@ void add_run_flags(po::options_description& desc) {
   desc.add_options()
       ("run-dir", po::value<std::string>()->required(), "run folder written by nlpzoo train (required)")
       ("checkpoint", po::value<std::string>()->default_value("best"), "best (checkpoint_best.pt: the best validation score by the run's best_metric), last, averaged "
-       "(checkpoint_averaged.pt, written by nlpzoo checkpoint average) or a step N (checkpoint_N.pt, kept with keep_last)")
+       "(checkpoint_averaged.pt, written by nlpzoo checkpoint average), a step N (checkpoint_N.pt, kept with keep_last) "
+       "or a checkpoint file FILE.pt")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N")
       ("precision", po::value<std::string>(), "fp32 | bf16 | auto (default: the run's precision key). bf16 converts the model's weights to bfloat16 "
        "once and runs the rest under autocast (needs AVX512_BF16 or AMX on a CPU)");
