@@ -3,7 +3,8 @@
 # inference precision, beside the Python reference decoding its own model, in one run without
 # retraining, so that decoding can be measured again on a quiet machine (bench/RESULTS.md).
 #   bench/decode.sh --from DIR [--run ours|variant] [--n-test N (default 500)]
-#                   [--precisions "fp32 bf16"] [--no-reference] [--out DIR]
+#                   [--precisions "fp32 bf16 int8"] [--no-reference] [--out DIR]
+# (int8: float32 with --quantize int8, dynamic int8 linear layers.)
 # DIR is a results folder of bench/seq2seq.sh: its run (ours, or variant), its ref/ model and its
 # test.es/test.en. Per precision, `nlpzoo evaluate` at batch 64 and at batch 1 (one sentence at a
 # time): greedy and beam 5 (GNMT alpha 0.6, as the reference), sentences/s inside the process, BLEU.
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
     --precisions) PRECISIONS="$2"; shift 2 ;;
     --no-reference) REFERENCE=0; shift ;;
     --out) OUT="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,7 +60,8 @@ for precision in $PRECISIONS; do
   for batch in 64 1; do
     echo "== ours: $precision, batch $batch"
     "$NLPZOO" evaluate --run-dir "$FROM/$RUN" --checkpoint last --split test --data-dir "$OUT/test$N_TEST" \
-      --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size "$batch" --precision "$precision" \
+      --beam-size 5 --length-penalty 0.6 --length-penalty-form gnmt --batch-size "$batch" \
+      $([ "$precision" = int8 ] && echo "--precision fp32 --quantize int8" || echo "--precision $precision") \
       | tee "$OUT/$precision.bs$batch.txt"
   done
 done

@@ -1,6 +1,54 @@
 #include "models/linear.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "core/io.h"
+
 namespace nlpzoo {
+
+namespace {
+
+// The packed int8 weights, by the weight tensor (its TensorImpl). Each entry keeps its weight alive, so no
+// other tensor can take its address while the pack is in use.
+struct PackedWeight {
+  torch::Tensor weight;
+  c10::IValue packed;  // the engine's LinearPackedParamsBase
+};
+std::mutex g_packs_mutex;
+std::map<const void*, PackedWeight> g_packs;
+
+const c10::OperatorHandle& op(const char* name) {
+  static std::mutex mutex;
+  static std::map<std::string, c10::OperatorHandle> handles;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = handles.find(name);
+  if (it == handles.end()) it = handles.emplace(name, c10::Dispatcher::singleton().findSchemaOrThrow(name, "")).first;
+  return it->second;
+}
+
+const PackedWeight* packed_for(const torch::Tensor& weight) {
+  std::lock_guard<std::mutex> lock(g_packs_mutex);
+  if (g_packs.empty()) return nullptr;
+  const auto it = g_packs.find(weight.unsafeGetTensorImpl());
+  return it == g_packs.end() ? nullptr : &it->second;
+}
+
+torch::Tensor linear_int8(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias) {
+  TORCH_CHECK(x.size(-1) == w.weight.size(1), "linear: x [..., ", x.size(-1), "] does not match weight ", w.weight.sizes());
+  torch::jit::Stack stack{x.reshape({-1, x.size(-1)}).contiguous(), w.packed, /*reduce_range=*/false};
+  op("quantized::linear_dynamic").callBoxed(&stack);
+  auto out = stack.at(0).toTensor();
+  if (bias.defined()) out.add_(bias);
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.weight.size(0);
+  return out.view(sizes);
+}
+
+}  // namespace
 
 bool linear_uses_gemv(const torch::Tensor& x, const torch::Tensor& weight) {
   if (torch::GradMode::is_enabled() || x.dim() == 0 || !x.device().is_cpu()) return false;
@@ -10,6 +58,8 @@ bool linear_uses_gemv(const torch::Tensor& x, const torch::Tensor& weight) {
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (!torch::GradMode::is_enabled() && x.scalar_type() == torch::kFloat && x.device().is_cpu())
+    if (const auto* packed = packed_for(weight)) return linear_int8(x, *packed, bias);
   if (!linear_uses_gemv(x, weight)) return torch::nn::functional::linear(x, weight, bias);
   TORCH_CHECK(weight.dim() == 2 && x.size(-1) == weight.size(1), "linear: x [..., ", x.size(-1),
               "] does not match weight ", weight.sizes());
@@ -30,6 +80,42 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
 
 torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer) {
   return linear(x, layer->weight, layer->bias);
+}
+
+bool int8_supported() {
+  for (const auto engine : at::globalContext().supportedQEngines())
+    if (engine == at::QEngine::ONEDNN || engine == at::QEngine::FBGEMM) return true;
+  return false;
+}
+
+torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
+  TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat, "quantize_weight_int8: a 2-D float32 weight");
+  const auto w = weight.detach().cpu().contiguous();
+  auto scales = (w.abs().amax(1) / 127.0).to(torch::kDouble);
+  scales.masked_fill_(scales == 0, 1.0);  // an all-zero row: any scale represents it exactly
+  return torch::quantize_per_channel(w, scales, torch::zeros({w.size(0)}, torch::kLong), 0, torch::kQInt8);
+}
+
+void use_int8_weights(const torch::nn::Module& model) {
+  if (!int8_supported())
+    throw UserError("--quantize int8: this LibTorch has no CPU engine for int8 linear layers (oneDNN or FBGEMM)");
+  // Packs are made for the engine set now: oneDNN when there is one (Debian's LibTorch has no
+  // FBGEMM), else FBGEMM.
+  const auto& engines = at::globalContext().supportedQEngines();
+  const bool onednn = std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) != engines.end();
+  at::globalContext().setQEngine(onednn ? at::QEngine::ONEDNN : at::QEngine::FBGEMM);
+  torch::NoGradGuard no_grad;
+  std::map<const void*, PackedWeight> packs;
+  for (const auto& p : model.named_parameters()) {
+    const auto& w = p.value();
+    if (w.dim() != 2 || w.scalar_type() != torch::kFloat) continue;
+    if (!w.device().is_cpu()) throw UserError("--quantize int8: runs on the CPU; parameter '" + p.key() + "' is not");
+    torch::jit::Stack stack{quantize_weight_int8(w), c10::optional<torch::Tensor>()};
+    op("quantized::linear_prepack").callBoxed(&stack);
+    packs[w.unsafeGetTensorImpl()] = {w, stack.at(0)};
+  }
+  std::lock_guard<std::mutex> lock(g_packs_mutex);
+  for (auto& [key, pack] : packs) g_packs[key] = std::move(pack);
 }
 
 }  // namespace nlpzoo

@@ -33,4 +33,23 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
 /// The same with a module's weight and bias (its forward, by the path above).
 torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer);
 
+// Dynamic int8 inference, as torch.quantization.quantize_dynamic: weights quantized once per
+// output channel (symmetric int8) and packed for the quantized engine; each call quantizes its
+// input (per tensor, uint8 over [min(x, 0), max(x, 0)]), multiplies in integers and gives float32
+// back. Embedding lookups, normalisation, softmax and attention scores stay float32.
+
+/// Whether this LibTorch has a CPU engine for dynamic int8 linear layers (oneDNN or FBGEMM).
+bool int8_supported();
+
+/// `weight` [out, in] float32 quantized per output row j with scale max_k |W_jk| / 127 (1 for an
+/// all-zero row) and zero point 0: a per-channel qint8 tensor.
+torch::Tensor quantize_weight_int8(const torch::Tensor& weight);
+
+/// From now on (for this process), linear() without gradients runs every 2-D float32 CPU
+/// parameter of `model` (layers, recurrent cells' input and hidden products, tied output
+/// projections) through its packed int8 form; other calls are unchanged. The packs hold their
+/// weights, so a weight changed afterwards must be packed again. Throws UserError when the engine
+/// is missing (int8_supported) or a parameter is not on the CPU.
+void use_int8_weights(const torch::nn::Module& model);
+
 }  // namespace nlpzoo

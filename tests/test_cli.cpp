@@ -119,6 +119,20 @@ TEST_F(RegressionCli, TrainResumeEvaluateTranslateExport) {
   ASSERT_EQ(lines.size(), 3u) << r.out;
   EXPECT_EQ(lines[1], "");
   EXPECT_FALSE(lines[0].empty());
+  // int8 linear layers: the same lines, and their scores near float32's (a 32-wide toy model).
+  r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --token-scores --device cpu",
+              "el uno y el dos\nel rojo y el azul\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto int8 = run_cli("translate --run-dir " + quote((root_ / "run").string()) +
+                                " --beam-size 3 --token-scores --quantize int8 --device cpu",
+                            "el uno y el dos\nel rojo y el azul\n");
+  ASSERT_EQ(int8.status, 0) << int8.err;
+  EXPECT_NE(int8.out, r.out) << "the int8 path changes the scores a little";
+  std::istringstream fp32_lines(r.out), int8_lines(int8.out);
+  for (std::string a, b; std::getline(fp32_lines, a) && std::getline(int8_lines, b);)
+    EXPECT_NEAR(scored_line(a).score, scored_line(b).score, 0.25) << a << "\n" << b;
+  expect_error(run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --quantize int4", "x\n"),
+               "--quantize int4");
   r = run_cli("translate --run-dir " + quote((root_ / "run").string()) + " --beam-size 3 --n-best 3 --device cpu",
               "el uno y el dos\n");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -93,3 +93,45 @@ TEST(Seq2SeqGemv, IncrementalStepsEqualFullPass) {
     }
   }
 }
+
+// Per-channel symmetric int8: row j's scale is max_k |W_jk| / 127 and its integers round(W / scale).
+TEST(Int8Linear, PerChannelScalesOfAHandMadeWeight) {
+  const auto W = torch::tensor({1.0f, -2.0f, 0.5f, 0.1f, 0.2f, -0.3f, 0.0f, 0.0f, 0.0f}).view({3, 3});
+  const auto q = quantize_weight_int8(W);
+  const auto scales = q.q_per_channel_scales();
+  EXPECT_NEAR(scales[0].item<double>(), 2.0 / 127, 1e-9);  // computed in float32
+  EXPECT_NEAR(scales[1].item<double>(), 0.3 / 127, 1e-9);
+  EXPECT_DOUBLE_EQ(scales[2].item<double>(), 1.0);           // an all-zero row
+  const auto ints = q.int_repr().flatten().to(torch::kLong);
+  EXPECT_EQ(std::vector<int64_t>(ints.data_ptr<int64_t>(), ints.data_ptr<int64_t>() + 9),
+            std::vector<int64_t>({64, -127, 32, 42, 85, -127, 0, 0, 0}));
+}
+
+// The int8 product is within the error its scales allow: with weight scale s_j (error at most
+// s_j / 2 per weight) and the input's scale s_x = (max(x, 0) - min(x, 0)) / 255 (error at most
+// s_x: half a step, and half a step more where the zero point is rounded),
+//   |y_j - y_j*| <= sum_k |x_k| s_j / 2 + |W_jk| s_x + s_j s_x / 2   (+ float32 rounding).
+// Only without gradients and for the packed weight; other weights and training are unchanged.
+TEST(Int8Linear, WithinTheBoundItsScalesGive) {
+  if (!int8_supported()) GTEST_SKIP() << "no int8 engine in this LibTorch";
+  torch::manual_seed(3);
+  torch::nn::Linear layer(200, 300);
+  const auto x = torch::randn({2, 7, 200});
+  const auto exact = torch::nn::functional::linear(x, layer->weight, layer->bias).detach();
+  const auto other = torch::randn({50, 200});
+  use_int8_weights(*layer);
+  EXPECT_TRUE(torch::equal(nlpzoo::linear(x, layer).detach(), exact)) << "gradients on: float32";
+  torch::NoGradGuard ng;
+  EXPECT_TRUE(torch::equal(nlpzoo::linear(x, other), torch::nn::functional::linear(x, other)));
+  const auto y = nlpzoo::linear(x, layer);
+  ASSERT_EQ(y.sizes(), exact.sizes());
+  const auto rows = x.reshape({-1, 200});
+  const double s_x = (rows.max().clamp_min(0) - rows.min().clamp_max(0)).item<double>() / 255;
+  const auto s_w = quantize_weight_int8(layer->weight).q_per_channel_scales().to(torch::kFloat);  // [300]
+  const auto bound = rows.abs().sum(1, true) * s_w.unsqueeze(0) / 2 +
+                     layer->weight.abs().sum(1).unsqueeze(0) * s_x + 200 * s_w.unsqueeze(0) * s_x / 2;  // [14, 300]
+  const auto error = (y.reshape({-1, 300}) - exact.reshape({-1, 300})).abs();
+  EXPECT_TRUE((error <= bound + 1e-4 + 1e-5 * exact.reshape({-1, 300}).abs()).all().item<bool>())
+      << "worst error over bound " << (error / bound).max().item<float>();
+  EXPECT_GT(error.max().item<float>(), 0) << "the int8 path ran";
+}

@@ -1,6 +1,7 @@
 #include "tools/run_flags.h"
 
 #include "core/io.h"
+#include "models/linear.h"
 #include "train/tasks/translation_task.h"
 #include "train/trainer.h"
 
@@ -78,7 +79,11 @@ void add_run_flags(po::options_description& desc) {
        "or a checkpoint file FILE.pt")
       ("device", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda | cuda:N")
       ("precision", po::value<std::string>(), "fp32 | bf16 | auto (default: the run's precision key). bf16 converts the model's weights to bfloat16 "
-       "once and runs the rest under autocast (needs AVX512_BF16 or AMX on a CPU)");
+       "once and runs the rest under autocast (needs AVX512_BF16 or AMX on a CPU)")
+      ("quantize", po::value<std::string>()->default_value("none"),
+       "none | int8: dynamic int8 linear layers on the CPU, as PyTorch's quantize_dynamic (weights per output "
+       "channel, packed once; embeddings, normalisation and attention scores stay float32). Faster decoding, "
+       "slightly different outputs (docs/performance.md)");
 }
 
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir, const std::set<Split>& splits) {
@@ -94,6 +99,15 @@ AutocastGuard inference_precision(const po::variables_map& vm, LoadedRun& run) {
   // Word vectors keep float32 tables: a lookup gains nothing from bf16, and LibTorch 1.13's
   // embedding_bag (CBOW's and the subword model's bags) refuses bf16 weights.
   if (run.task->word_vector_source() == nullptr) cast_for_inference(*run.task->model(), precision);
+  const auto quantize = vm["quantize"].as<std::string>();
+  if (quantize != "none") {
+    if (quantize != "int8") throw UserError("--quantize " + quantize + ": expected none or int8");
+    if (precision != Precision::kFp32) throw UserError("--quantize int8: quantizes float32 weights; drop --precision bf16");
+    if (!device.is_cpu()) throw UserError("--quantize int8: runs on the CPU; add --device cpu");
+    if (run.task->word_vector_source() != nullptr)
+      throw UserError("--quantize int8: word vectors have no linear layers to quantize");
+    use_int8_weights(*run.task->model());
+  }
   return AutocastGuard(precision, device);
 }
 

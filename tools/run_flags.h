@@ -24,14 +24,15 @@ SearchOptions search_options(const po::variables_map& vm);
 /// validate_search_options.
 void apply_run_search_defaults(SearchOptions& o, const po::variables_map& vm, const LoadedRun& run);
 
-/// --run-dir (required), --checkpoint best|last, --device, --precision.
+/// --run-dir (required), --checkpoint, --device, --precision, --quantize.
 void add_run_flags(po::options_description& desc);
 /// Loads the chosen checkpoint of --run-dir on --device (reading `splits` of `data_dir`).
 LoadedRun load_run_from_flags(const po::variables_map& vm, const std::string& data_dir = "",
                               const std::set<Split>& splits = {});
 /// Readies `run` for inference in --precision, else the run's `precision` (cast_for_inference:
 /// bf16 converts the model's weights, except word vectors'), and returns the autocast region to
-/// run it in. Throws UserError as parse_precision.
+/// run it in; with --quantize int8, its linear layers' weights packed in int8 (use_int8_weights).
+/// Throws UserError as parse_precision, and for int8 beside bf16, off the CPU or for word vectors.
 AutocastGuard inference_precision(const po::variables_map& vm, LoadedRun& run);
 
 /// The run's task as the capability a command needs (Task::translation_model, ...). Throw
