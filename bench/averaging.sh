@@ -6,7 +6,8 @@
 #   bench/averaging.sh --config configs/seq2seq-bahdanau-es-en.ini --run-dir runs/avg-gru
 #                      [--valid-interval 100] [--keep 5] [--average "2 3 5"] [--n-test 500]
 #                      [--data-dir data/bible] [--max-steps N]
-# An existing run folder is not retrained (its kept checkpoints are used).
+# The budget is the zoo's (checkpoints/MANIFEST.json's budget_steps for the config) unless
+# --max-steps is given. An existing run folder is not retrained (its kept checkpoints are used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
     --n-test) N_TEST="$2"; shift 2 ;;
     --data-dir) DATA="$2"; shift 2 ;;
     --max-steps) STEPS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +37,10 @@ done
 NLPZOO=build/nlpzoo
 [ -x "$NLPZOO" ] || { echo "bench: $NLPZOO not built (scripts/setup.sh)" >&2; exit 1; }
 [ -f "$DATA/test.en" ] || "$NLPZOO" data bible --out "$DATA"
+[ -n "$STEPS" ] || STEPS=$(/usr/bin/python3 -c 'import json, sys
+m = [x for x in json.load(open("checkpoints/MANIFEST.json"))["models"] if x["config"] == sys.argv[1]]
+print(m[0]["budget_steps"] if m else "")' "$CONFIG")
+[ -n "$STEPS" ] || { echo "bench: $CONFIG has no budget in checkpoints/MANIFEST.json; give --max-steps N" >&2; exit 2; }
 
 if [ ! -f "$RUN/checkpoint_last.pt" ]; then
   "$NLPZOO" train --config "$CONFIG" --data-dir "$DATA" --run-dir "$RUN" --valid_interval "$VALID" \
