@@ -38,7 +38,7 @@ NLPZOO=build/nlpzoo
 [ -x "$NLPZOO" ] || { echo "bench: $NLPZOO not built (scripts/setup.sh)" >&2; exit 1; }
 [ -f "$DATA/test.en" ] || "$NLPZOO" data bible --out "$DATA"
 [ -n "$STEPS" ] || STEPS=$(/usr/bin/python3 -c 'import json, sys
-m = [x for x in json.load(open("checkpoints/MANIFEST.json"))["models"] if x["config"] == sys.argv[1]]
+m = [x for x in json.load(open("checkpoints/MANIFEST.json"))["models"].values() if x["config"] == sys.argv[1]]
 print(m[0]["budget_steps"] if m else "")' "$CONFIG")
 [ -n "$STEPS" ] || { echo "bench: $CONFIG has no budget in checkpoints/MANIFEST.json; give --max-steps N" >&2; exit 2; }
 
