@@ -3,6 +3,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -12,35 +13,34 @@ namespace nlpzoo {
 
 namespace {
 
-// The packed int8 weights, by the weight tensor (its TensorImpl). Each entry keeps its weight alive, so no
-// other tensor can take its address while the pack is in use.
+// The packed int8 weights, by the weight tensor (its TensorImpl). Each entry keeps its weight
+// alive, so no other tensor can take its address while the pack is in use. `g_any_packs` lets
+// every linear() call of a process that packed nothing skip the lock.
 struct PackedWeight {
   torch::Tensor weight;
   c10::IValue packed;  // the engine's LinearPackedParamsBase
 };
 std::mutex g_packs_mutex;
 std::map<const void*, PackedWeight> g_packs;
-
-const c10::OperatorHandle& op(const char* name) {
-  static std::mutex mutex;
-  static std::map<std::string, c10::OperatorHandle> handles;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = handles.find(name);
-  if (it == handles.end()) it = handles.emplace(name, c10::Dispatcher::singleton().findSchemaOrThrow(name, "")).first;
-  return it->second;
-}
+std::atomic<bool> g_any_packs{false};
 
 const PackedWeight* packed_for(const torch::Tensor& weight) {
+  if (!g_any_packs.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard<std::mutex> lock(g_packs_mutex);
-  if (g_packs.empty()) return nullptr;
   const auto it = g_packs.find(weight.unsafeGetTensorImpl());
   return it == g_packs.end() ? nullptr : &it->second;
 }
 
+bool has_engine(at::QEngine engine) {
+  const auto& engines = at::globalContext().supportedQEngines();
+  return std::find(engines.begin(), engines.end(), engine) != engines.end();
+}
+
 torch::Tensor linear_int8(const torch::Tensor& x, const PackedWeight& w, const torch::Tensor& bias) {
   TORCH_CHECK(x.size(-1) == w.weight.size(1), "linear: x [..., ", x.size(-1), "] does not match weight ", w.weight.sizes());
+  static const auto linear_dynamic = c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_dynamic", "");
   torch::jit::Stack stack{x.reshape({-1, x.size(-1)}).contiguous(), w.packed, /*reduce_range=*/false};
-  op("quantized::linear_dynamic").callBoxed(&stack);
+  linear_dynamic.callBoxed(&stack);
   auto out = stack.at(0).toTensor();
   if (bias.defined()) out.add_(bias);
   auto sizes = x.sizes().vec();
@@ -82,11 +82,7 @@ torch::Tensor linear(const torch::Tensor& x, const torch::nn::Linear& layer) {
   return linear(x, layer->weight, layer->bias);
 }
 
-bool int8_supported() {
-  for (const auto engine : at::globalContext().supportedQEngines())
-    if (engine == at::QEngine::ONEDNN || engine == at::QEngine::FBGEMM) return true;
-  return false;
-}
+bool int8_supported() { return has_engine(at::QEngine::ONEDNN) || has_engine(at::QEngine::FBGEMM); }
 
 torch::Tensor quantize_weight_int8(const torch::Tensor& weight) {
   TORCH_CHECK(weight.dim() == 2 && weight.scalar_type() == torch::kFloat, "quantize_weight_int8: a 2-D float32 weight");
@@ -101,9 +97,8 @@ void use_int8_weights(const torch::nn::Module& model) {
     throw UserError("--quantize int8: this LibTorch has no CPU engine for int8 linear layers (oneDNN or FBGEMM)");
   // Packs are made for the engine set now: oneDNN when there is one (Debian's LibTorch has no
   // FBGEMM), else FBGEMM.
-  const auto& engines = at::globalContext().supportedQEngines();
-  const bool onednn = std::find(engines.begin(), engines.end(), at::QEngine::ONEDNN) != engines.end();
-  at::globalContext().setQEngine(onednn ? at::QEngine::ONEDNN : at::QEngine::FBGEMM);
+  at::globalContext().setQEngine(has_engine(at::QEngine::ONEDNN) ? at::QEngine::ONEDNN : at::QEngine::FBGEMM);
+  static const auto prepack = c10::Dispatcher::singleton().findSchemaOrThrow("quantized::linear_prepack", "");
   torch::NoGradGuard no_grad;
   std::map<const void*, PackedWeight> packs;
   for (const auto& p : model.named_parameters()) {
@@ -111,11 +106,12 @@ void use_int8_weights(const torch::nn::Module& model) {
     if (w.dim() != 2 || w.scalar_type() != torch::kFloat) continue;
     if (!w.device().is_cpu()) throw UserError("--quantize int8: runs on the CPU; parameter '" + p.key() + "' is not");
     torch::jit::Stack stack{quantize_weight_int8(w), c10::optional<torch::Tensor>()};
-    op("quantized::linear_prepack").callBoxed(&stack);
+    prepack.callBoxed(&stack);
     packs[w.unsafeGetTensorImpl()] = {w, stack.at(0)};
   }
   std::lock_guard<std::mutex> lock(g_packs_mutex);
   for (auto& [key, pack] : packs) g_packs[key] = std::move(pack);
+  g_any_packs.store(!g_packs.empty(), std::memory_order_release);
 }
 
 }  // namespace nlpzoo

@@ -48,8 +48,9 @@ nlohmann::json score_json(const ForcedScore& s) {
 
 // The `count` sentences whose last-beam verdict is `verdict`, by the margin between the two
 // scores, widest first.
-void print_worst(const SearchErrorReport& report, const ParallelCorpus& corpus, const Translator& translator,
+void print_worst(const SearchErrorReport& report, const ParallelCorpus& corpus, const Tokenizer& target,
                  SearchVerdict verdict, int64_t count) {
+  if (count == 0) return;
   std::vector<const SentenceAnalysis*> chosen;
   for (const auto& s : report.sentences)
     if (s.outputs.back().verdict == verdict) chosen.push_back(&s);
@@ -57,7 +58,6 @@ void print_worst(const SearchErrorReport& report, const ParallelCorpus& corpus, 
     return std::abs(s->reference_score.score - s->outputs.back().model.score);
   };
   std::stable_sort(chosen.begin(), chosen.end(), [&](auto* a, auto* b) { return margin(a) > margin(b); });
-  if (count == 0) return;
   const auto beam = report.beams.back().beam_size;
   const std::string what = verdict == SearchVerdict::kSearchError ? "search errors" : "model errors";
   if (chosen.empty()) {
@@ -67,12 +67,11 @@ void print_worst(const SearchErrorReport& report, const ParallelCorpus& corpus, 
   std::cout << "\nwidest " << what << " at beam " << beam << " (score margin = |score(reference) - score(output)|):\n";
   for (size_t i = 0; i < chosen.size() && static_cast<int64_t>(i) < count; ++i) {
     const auto& s = *chosen[i];
-    Hypothesis h;
-    h.tokens = s.outputs.back().tokens;
     std::cout << "  line " << s.index + 1 << " (margin " << margin(&s) << ")\n"
               << "    source:    " << excerpt(corpus.src[s.index]) << "\n"
               << "    reference: " << excerpt(corpus.tgt[s.index]) << "  [score " << s.reference_score.score << "]\n"
-              << "    output:    " << excerpt(translator.text(h)) << "  [score " << s.outputs.back().model.score << "]\n";
+              << "    output:    " << excerpt(target.decode(s.outputs.back().tokens)) << "  [score "
+              << s.outputs.back().model.score << "]\n";
   }
 }
 
@@ -174,11 +173,9 @@ int run_search_errors(const std::vector<std::string>& args) {
     for (const auto& s : report.sentences) {
       nlohmann::json outputs = nlohmann::json::array();
       for (const auto& o : s.outputs) {
-        Hypothesis h;
-        h.tokens = o.tokens;
         auto entry = score_json(o.model);
         entry["beam_size"] = o.beam_size;
-        entry["text"] = translator.text(h);
+        entry["text"] = task.target_tokenizer().decode(o.tokens);
         entry["cut"] = o.cut;
         entry["verdict"] = to_string(o.verdict);
         outputs.push_back(entry);
@@ -208,8 +205,8 @@ int run_search_errors(const std::vector<std::string>& args) {
   }
   std::cout << "(an output cut at the maximum length is scored with an EOS it never chose: its search error may be "
                "the length cap's; mean score: of the outputs)\n";
-  print_worst(report, corpus, translator, SearchVerdict::kSearchError, worst);
-  print_worst(report, corpus, translator, SearchVerdict::kModelError, worst);
+  print_worst(report, corpus, task.target_tokenizer(), SearchVerdict::kSearchError, worst);
+  print_worst(report, corpus, task.target_tokenizer(), SearchVerdict::kModelError, worst);
   std::cout << std::flush;
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -284,8 +285,10 @@ void write_checkpoint_tensors(const std::string& path, const CheckpointContents&
   atomic_write(path, [&](const std::string& tmp) { write_safetensors(tmp, file); });
 }
 
-CheckpointContents read_checkpoint_header(const std::string& path) {
-  const auto file = read_any(path, [](const std::string& name) { return starts_with(name, "artifact."); });
+namespace {
+
+// The task, config, training state and (those read) artifacts of `file`, read from `path`.
+CheckpointContents contents_of(const std::string& path, const SafetensorsFile& file) {
   CheckpointContents c;
   try {
     c.task = file.metadata.at("task");
@@ -299,6 +302,12 @@ CheckpointContents read_checkpoint_header(const std::string& path) {
   for (const auto& [name, t] : file.tensors)
     if (starts_with(name, "artifact.")) c.artifacts[name.substr(9)] = tensor_bytes(t);
   return c;
+}
+
+}  // namespace
+
+CheckpointContents read_checkpoint_header(const std::string& path) {
+  return contents_of(path, read_any(path, [](const std::string& name) { return starts_with(name, "artifact."); }));
 }
 
 void load_checkpoint_weights(const std::string& path, torch::nn::Module& model, torch::optim::Optimizer* optimizer,
@@ -401,14 +410,16 @@ bool upgrade_checkpoint(const std::string& path) {
 }
 
 std::vector<std::pair<int64_t, std::string>> periodic_checkpoints(const std::string& run_dir) {
+  constexpr std::string_view kPrefix = "checkpoint_", kSuffix = ".pt";
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code missing;
   for (const auto& entry : std::filesystem::directory_iterator(run_dir, missing)) {
     const auto name = entry.path().filename().string();
-    const auto digits = name.size() > 14 ? name.substr(11, name.size() - 14) : std::string();
-    if (!starts_with(name, "checkpoint_") || entry.path().extension() != ".pt" || digits.empty() ||
-        digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18)
+    if (name.size() <= kPrefix.size() + kSuffix.size() || !starts_with(name, kPrefix.data()) ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
       continue;
+    const auto digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;  // fits int64
     found.emplace_back(std::stoll(digits), entry.path().string());
   }
   std::sort(found.begin(), found.end());
@@ -418,22 +429,28 @@ std::vector<std::pair<int64_t, std::string>> periodic_checkpoints(const std::str
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& out) {
   if (paths.empty()) throw std::invalid_argument("average_checkpoints: no checkpoints");
   const auto model_tensors = [](const std::string& name) { return starts_with(name, "model."); };
+  // The last file is read once for its header, artifacts and weights; the others for their weights.
   const std::string& last = paths.back();
-  const auto contents = read_checkpoint_header(last);
+  const auto last_file =
+      read_any(last, [&](const std::string& name) { return model_tensors(name) || starts_with(name, "artifact."); });
+  const auto contents = contents_of(last, last_file);
   // The sums, in float64 for floating-point tensors; the last file's own tensor otherwise.
-  const auto last_tensors = read_any(last, model_tensors).tensors;
+  std::vector<std::pair<std::string, torch::Tensor>> last_tensors;
   std::map<std::string, torch::Tensor> sums, kept;
-  for (const auto& [name, t] : last_tensors) {
+  for (const auto& [name, t] : last_file.tensors) {
+    if (!model_tensors(name)) continue;
+    last_tensors.emplace_back(name, t);
     if (t.is_floating_point()) sums[name] = t.to(torch::kDouble);
     else kept[name] = t;
   }
   for (size_t i = 0; i + 1 < paths.size(); ++i) {
     const auto& path = paths[i];
-    if (const auto task = read_checkpoint_header(path).task; task != contents.task)
+    const auto file = read_any(path, model_tensors);
+    if (const auto task = contents_of(path, file).task; task != contents.task)
       throw UserError(path + ": a " + task + " checkpoint, but " + last + " is a " + contents.task +
                       " one; average checkpoints of one run");
     size_t seen = 0;
-    for (const auto& [name, t] : read_any(path, model_tensors).tensors) {
+    for (const auto& [name, t] : file.tensors) {
       const auto sum = sums.find(name);
       const auto other = sum != sums.end() ? sum->second : kept.count(name) ? kept.at(name) : torch::Tensor();
       if (!other.defined())
@@ -450,11 +467,9 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
                       std::to_string(sums.size() + kept.size()) + " (a checkpoint of another model)");
   }
   // In the last file's order, each floating-point tensor back in its own dtype.
-  std::vector<std::pair<std::string, torch::Tensor>> tensors;
-  for (const auto& [name, t] : last_tensors)
-    tensors.emplace_back(name, t.is_floating_point() ? sums.at(name).div(static_cast<double>(paths.size())).to(t.scalar_type())
-                                                     : t);
-  write_checkpoint_tensors(out, contents, std::move(tensors));
+  for (auto& [name, t] : last_tensors)
+    if (t.is_floating_point()) t = sums.at(name).div(static_cast<double>(paths.size())).to(t.scalar_type());
+  write_checkpoint_tensors(out, contents, std::move(last_tensors));
 }
 
 PartialLoadReport load_parameters_with_prefix(torch::nn::Module& model, const std::map<std::string, torch::Tensor>& source,
