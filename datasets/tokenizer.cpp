@@ -228,6 +228,9 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
        << " --eos_id=" << kEosId
        << " --pad_piece=<pad> --unk_piece=<unk> --bos_piece=<s> --eos_piece=</s>"
        << " --num_threads=2 --minloglevel=1";
+  // Only when not SentencePiece's defaults, so that existing models are reproduced byte for byte.
+  if (!o.add_dummy_prefix) args << " --add_dummy_prefix=false";
+  if (!o.remove_extra_whitespaces) args << " --remove_extra_whitespaces=false";
   if (!o.user_defined_symbols.empty()) {
     args << " --user_defined_symbols=";
     for (size_t i = 0; i < o.user_defined_symbols.size(); ++i) {

@@ -21,6 +21,11 @@ struct TokenizerTrainOptions {
   // The NFKC rules are stored in the model as a ~240 KB table; identity stores none.
   std::string normalization_rule_name = "nmt_nfkc";
   bool hard_vocab_limit = true;         // false: vocab_size is a soft limit (small corpora)
+  // SentencePiece's whitespace handling: a "▁" before each line's first word, and runs of spaces
+  // collapsed (leading and trailing ones dropped). Both off keep every character of the text
+  // as one piece of a char model (nanoGPT's character vocabulary).
+  bool add_dummy_prefix = true;
+  bool remove_extra_whitespaces = true;
   int64_t input_sentence_size = 0;      // 0 = all sentences
   // Pieces kept whole wherever they occur in text, with ids 4, 5, ... in this order (right after
   // the four special ids; e.g. bert_special_pieces() of datasets/special_ids.h). Empty = none,

@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -18,6 +20,37 @@ void validate(const SamplingOptions& o) {
   if (o.top_k < 0) throw UserError("--top-k: must be >= 0 (0 = no limit), got " + std::to_string(o.top_k));
   if (!(o.top_p > 0 && o.top_p <= 1))
     throw UserError("--top-p: must be in (0, 1] (1 = no limit), got " + std::to_string(o.top_p));
+  if (!(o.repetition_penalty > 0) || !std::isfinite(o.repetition_penalty))
+    throw UserError("--repetition-penalty: must be a finite number > 0 (1 = off), got " +
+                    std::to_string(o.repetition_penalty));
+  if (o.no_repeat_ngram_size < 0)
+    throw UserError("--no-repeat-ngram-size: must be >= 0 (0 = off), got " + std::to_string(o.no_repeat_ngram_size));
+}
+
+std::vector<int64_t> repeated_ngram_ends(const std::vector<int64_t>& tokens, int64_t n) {
+  std::vector<int64_t> banned;
+  const int64_t len = static_cast<int64_t>(tokens.size());
+  if (len < n) return banned;
+  const auto tail = tokens.end() - (n - 1);
+  for (int64_t i = 0; i + n - 1 < len; ++i)
+    if (std::equal(tail, tokens.end(), tokens.begin() + i)) banned.push_back(tokens[i + n - 1]);
+  return banned;
+}
+
+torch::Tensor penalize_repeats(const torch::Tensor& logits, const std::vector<int64_t>& history,
+                               const SamplingOptions& o) {
+  auto z = logits.to(torch::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  const auto on = torch::TensorOptions(torch::kLong).device(z.device());
+  if (o.repetition_penalty != 1.0 && !history.empty()) {
+    const auto held = std::get<0>(torch::_unique(torch::tensor(history, torch::kLong))).to(z.device());
+    const auto x = z.index_select(0, held);
+    z.index_copy_(0, held, torch::where(x > 0, x / o.repetition_penalty, x * o.repetition_penalty));
+  }
+  if (o.no_repeat_ngram_size > 0) {
+    const auto banned = repeated_ngram_ends(history, o.no_repeat_ngram_size);
+    if (!banned.empty()) z.index_fill_(0, torch::tensor(banned, on), -std::numeric_limits<float>::infinity());
+  }
+  return z;
 }
 
 torch::Tensor sampling_distribution(const torch::Tensor& logits, const SamplingOptions& o) {
@@ -57,7 +90,7 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& o,
 }
 
 std::vector<int64_t> sample_sequence(CausalDecoder& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
-                                     const SamplingOptions& options, uint64_t seed) {
+                                     const SamplingOptions& options, uint64_t seed, bool stop_at_eos) {
   validate(options);
   if (max_tokens < 0) throw UserError("--max-new-tokens: must be >= 0, got " + std::to_string(max_tokens));
   // The caller's training flag survives, whatever happens here.
@@ -75,12 +108,15 @@ std::vector<int64_t> sample_sequence(CausalDecoder& lm, const std::vector<int64_
   std::vector<int64_t> primer{kEosId};
   primer.insert(primer.end(), prompt.begin(), prompt.end());
   auto next = lm.begin(primer);
+  std::vector<int64_t> text(prompt);  // what the repeat rules read
   for (int64_t t = 0;; ++t) {
     const auto never = torch::tensor({kPadId, kBosId}, torch::TensorOptions(torch::kLong).device(next.logits.device()));
-    const auto last = next.logits.index_fill(0, never, -std::numeric_limits<float>::infinity());  // [V]
+    const auto last = penalize_repeats(next.logits, text, options)
+                          .index_fill_(0, never, -std::numeric_limits<float>::infinity());  // [V]
     const int64_t id = sample_next(last, options, generator).item<int64_t>();
-    if (id == kEosId) break;
+    if (id == kEosId && stop_at_eos) break;
     drawn.push_back(id);
+    text.push_back(id);
     if (t + 1 == max_tokens) break;
     next = lm.step(next.state, id);
   }

@@ -26,11 +26,29 @@ struct SamplingOptions {
   double temperature = 1.0;  // --temperature T >= 0: logits are divided by T; 0 = argmax (greedy)
   int64_t top_k = 0;         // --top-k k >= 0: keep the k most probable tokens; 0 = no limit
   double top_p = 1.0;        // --top-p p in (0, 1]: keep the smallest most-probable set of mass >= p; 1 = all
+  // Applied to the logits before the steps above (Hugging Face's logits processors), over the
+  // prompt and the tokens drawn so far:
+  // --repetition-penalty θ > 0: a token the text already holds has its logit z divided by θ
+  // when z > 0 and multiplied by θ otherwise (Keskar et al. 2019, CTRL, sec. 4.1, as Hugging
+  // Face applies it); 1 = off.
+  double repetition_penalty = 1.0;
+  // --no-repeat-ngram-size n >= 0: a token that would complete an n-gram the text already
+  // holds is never drawn (fairseq's and Hugging Face's rule); 0 = off.
+  int64_t no_repeat_ngram_size = 0;
 };
 
-/// Throws UserError naming the flag if temperature < 0, top_k < 0 or top_p is outside (0, 1]
-/// (NaN included).
+/// Throws UserError naming the flag if temperature < 0, top_k < 0, top_p is outside (0, 1],
+/// repetition_penalty is not finite and > 0 (NaN included), or no_repeat_ngram_size < 0.
 void validate(const SamplingOptions& options);
+
+/// The tokens that would complete an n-gram `tokens` already contains (n >= 1): every token
+/// that followed an earlier occurrence of its last n - 1 tokens (beam search's rule too).
+std::vector<int64_t> repeated_ngram_ends(const std::vector<int64_t>& tokens, int64_t n);
+
+/// logits [V] after the repetition penalty and the n-gram ban for the text `history`
+/// (SamplingOptions); a copy, float, on the logits' device.
+torch::Tensor penalize_repeats(const torch::Tensor& logits, const std::vector<int64_t>& history,
+                               const SamplingOptions& options);
 
 /// The filtered next-token distribution (steps 1-3 above). logits: [V] or [B, V] float, on any
 /// device; entries of -inf are tokens that can never be drawn. Returns probabilities of the
@@ -50,12 +68,14 @@ torch::Tensor sample_next(const torch::Tensor& logits, const SamplingOptions& op
 /// EOS + prompt (CausalDecoder::begin), then draws one token at a time, feeding each back
 /// (CausalDecoder::step), until it draws EOS or has drawn `max_tokens`.
 /// PAD and BOS never occur in the training stream, so they are never drawn (their logits are
-/// set to -inf, as search does).
+/// set to -inf, as search does). The repeat rules read the prompt and the drawn tokens.
 /// prompt: SentencePiece ids (without EOS). Returns the drawn ids, without the final EOS.
 /// The model runs on its own device, in eval mode (dropout off; its training flag is restored
 /// afterwards), without gradients. The same seed, options and model give the same tokens.
+/// With stop_at_eos false (a model whose EOS is a line break inside a text), a drawn EOS is
+/// kept and fed back like any token, and only max_tokens ends the sample.
 /// Throws UserError for invalid options or max_tokens < 0 (naming --max-new-tokens).
 std::vector<int64_t> sample_sequence(CausalDecoder& lm, const std::vector<int64_t>& prompt, int64_t max_tokens,
-                                     const SamplingOptions& options, uint64_t seed);
+                                     const SamplingOptions& options, uint64_t seed, bool stop_at_eos = true);
 
 }  // namespace nlpzoo

@@ -8,6 +8,7 @@
 #include "core/io.h"
 #include "datasets/batching.h"
 #include "datasets/special_ids.h"
+#include "infer/sampling.h"  // repeated_ngram_ends
 
 namespace nlpzoo {
 
@@ -69,18 +70,6 @@ torch::Tensor usable_log_probs(const torch::Tensor& log_probs, int64_t vocab, in
   // One copy, filled in place (to() and an out-of-place fill made two: 20 MB each a step at
   // beam 5, batch 64).
   return log_probs.to(dtype, /*non_blocking=*/false, /*copy=*/true).index_fill_(1, banned, kNegInf);
-}
-
-// The tokens that would complete an n-gram `tokens` already contains (n >= 1): every token
-// that followed an earlier occurrence of its last n - 1 tokens.
-std::vector<int64_t> repeated_ngram_ends(const std::vector<int64_t>& tokens, int64_t n) {
-  std::vector<int64_t> banned;
-  const int64_t len = static_cast<int64_t>(tokens.size());
-  if (len < n) return banned;
-  const auto tail = tokens.end() - (n - 1);
-  for (int64_t i = 0; i + n - 1 < len; ++i)
-    if (std::equal(tail, tokens.end(), tokens.begin() + i)) banned.push_back(tokens[i + n - 1]);
-  return banned;
 }
 
 // Sets log_probs[r][token] = -inf for each row's repeated n-gram ends (no_repeat_ngram_size).

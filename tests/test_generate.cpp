@@ -191,9 +191,18 @@ TEST(Sampling, BadOptionsAreUserErrorsNamingTheFlag) {
     o.top_p = p;
     expect_names(o, "--top-p");
   }
+  for (double theta : {0.0, -1.0, nan, std::numeric_limits<double>::infinity()}) {
+    o = {};
+    o.repetition_penalty = theta;
+    expect_names(o, "--repetition-penalty");
+  }
+  o = {};
+  o.no_repeat_ngram_size = -1;
+  expect_names(o, "--no-repeat-ngram-size");
   LanguageModel lm(LanguageModelOptions(7).embed_dim(4).hidden_size(4).num_layers(1).dropout(0));
   EXPECT_NE(user_error_of([&] { sample_sequence(*lm, {4}, -1, {}, 1); }).find("--max-new-tokens"), std::string::npos);
 }
+
 
 // ---- the generation loop -----------------------------------------------------------------
 
@@ -300,6 +309,37 @@ TEST(Sampling, AnyCausalDecoderIsSampledThroughTheInterface) {
   one.top_k = 1;
   TableDecoder sampled(table);
   EXPECT_EQ(sample_sequence(sampled, {5}, 10, one, 123), (std::vector<int64_t>{6, 7, 4}));
+}
+
+// CTRL's penalty on hand-made logits (divided when positive, multiplied when negative, once
+// per distinct token), and the n-gram ban (the tokens that followed the last n-1 before).
+TEST(Sampling, RepeatRulesFollowCtrlAndTheNgramBan) {
+  const auto logits = torch::tensor({2.0f, -1.0f, 0.5f, 3.0f, -2.0f});
+  SamplingOptions o;
+  o.repetition_penalty = 2.0;
+  EXPECT_TRUE(torch::equal(penalize_repeats(logits, {0, 1, 1, 4}, o), torch::tensor({1.0f, -2.0f, 0.5f, 3.0f, -4.0f})));
+  EXPECT_TRUE(torch::equal(penalize_repeats(logits, {}, o), logits));
+  const float inf = std::numeric_limits<float>::infinity();
+  o = {};
+  o.no_repeat_ngram_size = 2;  // "3 1" was seen and the text ends in 3: 1 is banned
+  EXPECT_TRUE(torch::equal(penalize_repeats(logits, {3, 1, 2, 3}, o), torch::tensor({2.0f, -inf, 0.5f, 3.0f, -2.0f})));
+  o.no_repeat_ngram_size = 1;  // every token seen
+  EXPECT_TRUE(torch::equal(penalize_repeats(logits, {3, 1, 2, 3}, o), torch::tensor({2.0f, -inf, -inf, -inf, -2.0f})));
+  EXPECT_EQ(repeated_ngram_ends({5, 6, 7, 5, 6, 8, 5, 6}, 3), (std::vector<int64_t>{7, 8}));
+
+  // In the loop the rules read the prompt too: greedy would repeat 6 forever.
+  constexpr int64_t V = 9;
+  auto table = torch::zeros({8, V});
+  for (int64_t r = 0; r < 8; ++r) {
+    table[r][6] = 5;
+    table[r][7] = 4;
+    table[r][8] = 3;
+  }
+  SamplingOptions greedy;
+  greedy.temperature = 0;
+  greedy.no_repeat_ngram_size = 1;
+  TableDecoder decoder(table);
+  EXPECT_EQ(sample_sequence(decoder, {6}, 2, greedy, 0), (std::vector<int64_t>{7, 8}));
 }
 
 TEST(Sampling, SequenceStopsAtEosAndNeverDrawsPadOrBos) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/io.h"
+#include "datasets/special_ids.h"
 #include "infer/sampling.h"
 #include "tools/command.h"
 #include "tools/options.h"
@@ -11,6 +12,21 @@
 
 namespace nlpzoo::cli {
 namespace {
+
+// The text of `ids`, each EOS a line break (sampling keeps EOS only for a model whose EOS is one).
+std::string decode_lines(const Tokenizer& tokenizer, const std::vector<int64_t>& ids) {
+  std::string text;
+  auto line_start = ids.begin();
+  for (auto it = ids.begin();; ++it) {
+    if (it == ids.end() || *it == kEosId) {
+      text += tokenizer.decode(std::vector<int64_t>(line_start, it));
+      if (it == ids.end()) break;
+      text += "\n";
+      line_start = it + 1;
+    }
+  }
+  return text;
+}
 
 int run_generate(const std::vector<std::string>& args) {
   const SamplingOptions d{};
@@ -21,7 +37,8 @@ int run_generate(const std::vector<std::string>& args) {
        "text to continue; empty = begin a new text (the model starts after an end of line, as in training)")
       ("max-new-tokens", po::value<int64_t>()->default_value(100),
        "most SentencePiece pieces drawn per sample, the prompt not counted (Hugging Face's name); a sample ends "
-       "earlier when the model draws end-of-text (EOS)")
+       "earlier when the model draws end-of-text (EOS), except from a model of a whole text file (task gpt with "
+       "text_file), whose EOS is a line break")
       ("max-tokens", po::value<int64_t>(),
        "deprecated alias of --max-new-tokens (the config key max_tokens is a batch budget, another thing)")
       ("temperature", po::value<double>()->default_value(d.temperature, "1.0"),
@@ -32,6 +49,11 @@ int run_generate(const std::vector<std::string>& args) {
       ("top-p", po::value<double>()->default_value(d.top_p, "1.0"),
        "nucleus sampling (Holtzman et al. 2020): draw only among the fewest most probable pieces whose "
        "probabilities add up to at least p, in (0, 1]; 1 = no limit. Applied after --top-k")
+      ("repetition-penalty", po::value<double>()->default_value(d.repetition_penalty, "1.0"),
+       "θ > 0: a piece the prompt or the sample already holds has its logit divided by θ (multiplied if "
+       "negative) before the rest (CTRL, Keskar et al. 2019; Hugging Face's repetition_penalty); 1 = off")
+      ("no-repeat-ngram-size", po::value<int64_t>()->default_value(d.no_repeat_ngram_size),
+       "n > 0: never draw a piece that repeats an n-gram of the prompt and sample so far; 0 = off")
       ("seed", po::value<int64_t>(),
        "random seed >= 0: the same run, flags and seed print the same text. Default: taken from the clock and "
        "printed to stderr")
@@ -45,6 +67,8 @@ int run_generate(const std::vector<std::string>& args) {
   options.temperature = (*vm)["temperature"].as<double>();
   options.top_k = (*vm)["top-k"].as<int64_t>();
   options.top_p = (*vm)["top-p"].as<double>();
+  options.repetition_penalty = (*vm)["repetition-penalty"].as<double>();
+  options.no_repeat_ngram_size = (*vm)["no-repeat-ngram-size"].as<int64_t>();
   validate(options);
   std::string max_flag = "--max-new-tokens";
   if (vm->count("max-tokens")) {
@@ -79,11 +103,12 @@ int run_generate(const std::vector<std::string>& args) {
   const std::string prompt_text = tokenizer.decode(prompt_ids);
   for (int64_t i = 0; i < num_samples; ++i) {
     auto ids = prompt_ids;
-    const auto drawn = sample_sequence(task.causal_decoder(), prompt_ids, max_tokens, options, static_cast<uint64_t>(seed + i));
+    const auto drawn = sample_sequence(task.causal_decoder(), prompt_ids, max_tokens, options,
+                                       static_cast<uint64_t>(seed + i), task.eos_ends_text());
     ids.insert(ids.end(), drawn.begin(), drawn.end());
     // Decoding prompt and continuation together gets the space between them right; the
     // prompt itself is printed as the user wrote it, not as SentencePiece normalised it.
-    const std::string text = tokenizer.decode(ids);
+    const std::string text = decode_lines(tokenizer, ids);
     if (text.compare(0, prompt_text.size(), prompt_text) == 0)
       std::cout << prompt << text.substr(prompt_text.size()) << "\n";
     else

@@ -23,13 +23,14 @@ void LrScheduleOptions::bind(OptionBinder& b) {
   b.field("plateau_factor", plateau_factor, "plateau: multiply lr by this when valid loss stops improving",
           NumberCheck{[](double x) -> std::string { return x > 0 && x <= 1 ? "" : "must be in (0, 1]"; }});
   b.field("plateau_patience", plateau_patience, "plateau: validations without improvement before decaying", at_least(0));
-  b.field("min_lr", min_lr, "plateau, linear_decay: lower bound of the learning rate", finite_at_least(0));
+  b.field("min_lr", min_lr, "plateau, linear_decay: lower bound of the learning rate; cosine: the rate it decays to",
+          finite_at_least(0));
   b.field("decay_steps", decay_steps,
-          "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); 0 = the whole run, derived "
-          "from max_steps or max_epochs",
+          "linear_decay: updates over which lr falls linearly to 0 (floored at min_lr); cosine: updates at which it "
+          "reaches min_lr; 0 = the whole run, derived from max_steps or max_epochs",
           at_least(0));
   b.field("decay_time", decay_time,
-          "linear_decay: minutes of training time over which lr falls linearly to 0 instead of decay_steps (derived "
+          "linear_decay, cosine: minutes of training time over which lr falls instead of decay_steps (derived "
           "from max_time for a run that only max_time bounds, as 24h-BERT; 0 = none)",
           finite_at_least(0));
 }
@@ -44,8 +45,9 @@ void check_lr_schedule(const LrScheduleOptions& o) {
                     "has no d_model (it is not a Transformer); use inverse_sqrt, the same shape with lr as its peak");
   if (o.kind == LrScheduleKind::kNoam && o.warmup_steps <= 0)
     throw UserError("config key 'warmup_steps': the noam schedule needs warmup_steps > 0");
-  if (o.kind == LrScheduleKind::kLinearDecay && o.decay_steps <= 0 && o.decay_time <= 0)
-    throw UserError("config key 'decay_steps': the linear_decay schedule needs decay_steps > 0 (0 is the run's "
+  if ((o.kind == LrScheduleKind::kLinearDecay || o.kind == LrScheduleKind::kCosine) && o.decay_steps <= 0 &&
+      o.decay_time <= 0)
+    throw UserError("config key 'decay_steps': the " + enum_name(o.kind, kLrScheduleNames) + " schedule needs decay_steps > 0 (0 is the run's "
                     "number of updates only when max_steps or max_epochs bounds it; set one of them, decay_steps, "
                     "or max_time / decay_time for a time-based decay)");
 }
@@ -123,6 +125,12 @@ double LrSchedule::lr_at(int64_t step, double elapsed_s) const {
            std::max(0.0, 1.0 - (decay_s > 0 ? elapsed_s / decay_s
                                                    : (s - 1) / static_cast<double>(std::max<int64_t>(o.decay_steps, 1))));
       return std::max(lr * scale_, o.min_lr);
+    case LrScheduleKind::kCosine: {
+      if (w < 1) return o.lr * w;
+      const double span = static_cast<double>(std::max<int64_t>(o.decay_steps - o.warmup_steps, 1));
+      const double r = std::clamp(decay_s > 0 ? elapsed_s / decay_s : (s - o.warmup_steps) / span, 0.0, 1.0);
+      return o.min_lr + (o.lr - o.min_lr) * 0.5 * (1 + std::cos(M_PI * r));
+    }
   }
   return std::max(lr * scale_, o.kind == LrScheduleKind::kPlateau ? std::min(o.min_lr, lr) : 0.0);
 }

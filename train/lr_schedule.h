@@ -11,13 +11,14 @@
 
 namespace nlpzoo {
 
-enum class LrScheduleKind { kConstant, kLinearWarmup, kInverseSqrt, kNoam, kPlateau, kLinearDecay };
-constexpr EnumNames<LrScheduleKind, 6> kLrScheduleNames{{{LrScheduleKind::kConstant, "constant"},
+enum class LrScheduleKind { kConstant, kLinearWarmup, kInverseSqrt, kNoam, kPlateau, kLinearDecay, kCosine };
+constexpr EnumNames<LrScheduleKind, 7> kLrScheduleNames{{{LrScheduleKind::kConstant, "constant"},
                                                          {LrScheduleKind::kLinearWarmup, "linear_warmup"},
                                                          {LrScheduleKind::kInverseSqrt, "inverse_sqrt"},
                                                          {LrScheduleKind::kNoam, "noam"},
                                                          {LrScheduleKind::kPlateau, "plateau"},
-                                                         {LrScheduleKind::kLinearDecay, "linear_decay"}}};
+                                                         {LrScheduleKind::kLinearDecay, "linear_decay"},
+                                                         {LrScheduleKind::kCosine, "cosine"}}};
 
 /// The schedule's keys (lr, lr_schedule, warmup_steps, ...), in the config's units (times in
 /// minutes of training time). The derived ones (warmup_steps or warmup_time from
@@ -32,8 +33,8 @@ struct LrScheduleOptions {
                                 // (time-budgeted runs: warmup_fraction of max_time, as 24h-BERT)
   double plateau_factor = 0.5;  // plateau: multiply the rate by this ...
   int64_t plateau_patience = 1; // ... after this many validations without improvement
-  double min_lr = 1e-6;         // plateau and linear_decay never go below this
-  int64_t decay_steps = 0;      // linear_decay: updates over which the rate falls from lr to 0
+  double min_lr = 1e-6;         // plateau and linear_decay never go below this; cosine ends there
+  int64_t decay_steps = 0;      // linear_decay: updates over which the rate falls from lr to 0; cosine: to min_lr
   double decay_time = 0;        // > 0: linear_decay falls to 0 over this many minutes of training time instead (24h-BERT)
   int64_t d_model = 0;          // noam only: the model width (Task::TrainingProfile::d_model); not a config key
 
@@ -81,6 +82,10 @@ class LrSchedule {
   ///   linear_decay       max(min_lr, lr * w(step) * (1 - (step - 1) / decay_steps)) (word2vec.c's
   ///                      alpha = starting_alpha * max(1e-4, 1 - words_done / words_total)); with
 ///                      decay_time > 0, (step - 1) / decay_steps becomes elapsed_s / (60 decay_time)
+  ///   cosine             lr * w(step) while step <= warmup_steps, then
+  ///                      min_lr + (lr - min_lr) (1 + cos(π r)) / 2, r = min(1, (step - warmup_steps) /
+  ///                      (decay_steps - warmup_steps)) (Loshchilov & Hutter 2017 without restarts, as
+  ///                      nanoGPT's get_lr); with decay_time > 0, r = elapsed_s / (60 decay_time)
   /// `elapsed_s`: training time so far (all invocations), read only by a time-based warm-up.
   double lr_at(int64_t step, double elapsed_s = 0) const;
   /// Updates of step-based warm-up that the rate depends on (0: none or time-based).

@@ -407,14 +407,15 @@ Trainer::Trainer(Task& task, Config config, std::string task_name, std::string r
   // linear_decay over "the whole run" (decay_steps = 0) needs the run's length in updates; it
   // is written into the saved config, so a resumed run keeps the same schedule.
   // A run that only max_time bounds decays over that training time instead (decay_time).
-  if (schedule.kind == LrScheduleKind::kLinearDecay && schedule.decay_steps == 0 && schedule.decay_time == 0) {
+  const bool decays = schedule.kind == LrScheduleKind::kLinearDecay || schedule.kind == LrScheduleKind::kCosine;
+  if (decays && schedule.decay_steps == 0 && schedule.decay_time == 0) {
     const int64_t updates = planned_updates();
     if (updates > 0)
       schedule.decay_steps = updates;
     else if (options_.budget.max_time > 0)
       schedule.decay_time = options_.budget.max_time;
     else
-      throw UserError("config key 'decay_steps': linear_decay over the whole run needs max_epochs, max_steps or "
+      throw UserError("config key 'decay_steps': " + enum_name(schedule.kind, kLrScheduleNames) + " over the whole run needs max_epochs, max_steps or "
                       "max_time (or set decay_steps)");
   }
   check_lr_schedule(schedule);

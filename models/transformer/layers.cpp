@@ -66,6 +66,14 @@ torch::Tensor TransformerEncoderLayerImpl::forward(const torch::Tensor& x, const
   return sublayer(h, pre, norm2, dropout, [&](const torch::Tensor& y) { return ffn(y); });
 }
 
+torch::Tensor TransformerEncoderLayerImpl::step(const torch::Tensor& x, KeyValue& cache, const torch::Tensor& allowed) {
+  const bool pre = options_.pre_norm();
+  auto h = sublayer(x, pre, norm1, dropout, [&](const torch::Tensor& y) {
+    return self_attn->forward_incremental(y, cache, allowed).output;
+  });
+  return sublayer(h, pre, norm2, dropout, [&](const torch::Tensor& y) { return ffn(y); });
+}
+
 TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerOptions& o) : options_(o) {
   self_attn = register_module("self_attn", MultiHeadAttention(attention_options(o, /*self=*/true)));
   cross_attn = register_module("cross_attn", MultiHeadAttention(attention_options(o, /*self=*/false)));
@@ -124,6 +132,16 @@ torch::Tensor TransformerEncoderImpl::forward(const torch::Tensor& x, const torc
   for (auto& layer : typed_layers) h = layer(h, allowed);
   // Pre-LN leaves the residual stream unnormalised; the final LayerNorm restores the scale
   // the next consumer (decoder attention, output projection) expects.
+  return final_norm ? final_norm(h) : h;
+}
+
+torch::Tensor TransformerEncoderImpl::step(const torch::Tensor& x, std::vector<KeyValue>& caches) {
+  TORCH_CHECK(caches.size() == typed_layers.size(), "encoder step needs one cache per layer (", typed_layers.size(),
+              "), got ", caches.size());
+  const int64_t T = x.size(1), t = caches[0].length();
+  auto allowed = T > 1 ? causal_mask(T, t + T, t, x.device()) : torch::Tensor();
+  auto h = x;
+  for (size_t l = 0; l < typed_layers.size(); ++l) h = typed_layers[l]->step(h, caches[l], allowed);
   return final_norm ? final_norm(h) : h;
 }
 

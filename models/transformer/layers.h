@@ -72,6 +72,12 @@ class TransformerEncoderLayerImpl : public torch::nn::Module {
   /// x: [B, S, d_model] float. allowed: bool [B, 1, S] (padding_mask) or [B, S, S], true
   /// where attention is allowed; undefined = attend everywhere. Returns [B, S, d_model].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& allowed = {});
+  /// Causal incremental pass (a decoder-only model, models/transformer/gpt.h) over the next T
+  /// positions x: [B, T, d_model]; `cache` holds this layer's keys/values of every earlier
+  /// position [B, H, t, d_k] and grows by T. allowed: needed only for T > 1
+  /// (causal_mask(T, t+T, t)). Equals the rows t..t+T-1 of forward over all t+T positions
+  /// with the causal mask.
+  torch::Tensor step(const torch::Tensor& x, KeyValue& cache, const torch::Tensor& allowed = {});
   const TransformerLayerOptions& options() const { return options_; }
 
   MultiHeadAttention self_attn{nullptr};
@@ -130,6 +136,10 @@ class TransformerEncoderImpl : public torch::nn::Module {
   /// x: [B, S, d_model] embedded input (positions already added, dropout applied).
   /// allowed: as TransformerEncoderLayer::forward. Returns [B, S, d_model].
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& allowed = {});
+  /// Causal incremental pass over x: [B, T, d_model] at positions t .. t+T-1,
+  /// t = caches[0].length(); caches (one per layer, may start empty) grow by T. Position i
+  /// sees positions <= i only (the look-ahead mask for T > 1).
+  torch::Tensor step(const torch::Tensor& x, std::vector<KeyValue>& caches);
 
   torch::nn::ModuleList layers{nullptr};
   torch::nn::LayerNorm final_norm{nullptr};  // null for post-LN

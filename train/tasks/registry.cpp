@@ -7,6 +7,7 @@
 #include "train/checkpoint_v1.h"
 #include "train/tasks/electra_task.h"
 #include "train/tasks/glove_task.h"
+#include "train/tasks/gpt_task.h"
 #include "train/tasks/language_model_task.h"
 #include "train/tasks/masked_lm_task.h"
 #include "train/tasks/classification_task.h"
@@ -31,6 +32,7 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> e = {
       {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
       {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
+      {"gpt", gpt_schema, [] { return std::make_unique<GptTask>(); }},
       {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
       {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
       {"glove", glove_schema, [] { return std::make_unique<GloveTask>(); }},

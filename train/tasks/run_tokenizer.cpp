@@ -17,6 +17,12 @@ void TokenizerOptions::bind(OptionBinder& b) {
           "their case-folding _cf forms, or identity (text as is; the model then stores no ~240 KB NFKC table, which "
           "keeps tiny checkpoints tiny)",
           {"nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"});
+  b.field("spm_add_dummy_prefix", spm_add_dummy_prefix,
+          "SentencePiece's --add_dummy_prefix: a word boundary piece before each line's first word, so a word reads "
+          "the same at the start of a line as inside it (false with char: one piece per character of the text)");
+  b.field("spm_remove_extra_whitespaces", spm_remove_extra_whitespaces,
+          "SentencePiece's --remove_extra_whitespaces: collapse runs of spaces and drop leading and trailing ones "
+          "(false keeps the text's spaces as they are)");
 }
 
 ConfigSchema tokenizer_schema() { return schema_of<TokenizerOptions>(); }
@@ -36,6 +42,8 @@ Tokenizer run_tokenizer(const std::string& stem, const std::function<std::vector
   options.model_type = tokenizer.spm_model_type;
   options.character_coverage = tokenizer.character_coverage;
   options.normalization_rule_name = tokenizer.spm_normalization;
+  options.add_dummy_prefix = tokenizer.spm_add_dummy_prefix;
+  options.remove_extra_whitespaces = tokenizer.spm_remove_extra_whitespaces;
   options.hard_vocab_limit = false;
   options.user_defined_symbols = user_defined_symbols;
   std::cout << "training SentencePiece (" << options.model_type << ", " << vocab_size << " pieces) on";

@@ -18,6 +18,8 @@ struct TokenizerOptions {
   std::string spm_model_type = "unigram";
   double character_coverage = 1.0;
   std::string spm_normalization = "nmt_nfkc";
+  bool spm_add_dummy_prefix = true;
+  bool spm_remove_extra_whitespaces = true;
   void bind(OptionBinder& b);
 };
 ConfigSchema tokenizer_schema();
@@ -28,7 +30,7 @@ ConfigSchema tokenizer_schema();
 ///   2. context.resume: <run_dir>/<stem>.model, made when the run started;
 ///   3. otherwise a new model trained on the files `training_inputs()` returns (called only
 ///      here, so a task may write them first), with config keys spm_model_type,
-///      character_coverage and spm_normalization; `vocab_size` is an upper bound, so a small corpus gets fewer
+///      character_coverage, spm_normalization, spm_add_dummy_prefix and spm_remove_extra_whitespaces; `vocab_size` is an upper bound, so a small corpus gets fewer
 ///      pieces. A model left by an earlier failed start never stands in for the vocabulary
 ///      this config asks for. `user_defined_symbols` become pieces 4, 5, ... of a new model
 ///      (BERT's [CLS] [SEP] [MASK]; empty for the other tasks, whose models stay as they were).

@@ -13,6 +13,9 @@ class TextGenerator {
   virtual CausalDecoder& causal_decoder() = 0;
   /// The SentencePiece model the text is encoded and decoded with.
   virtual const Tokenizer& tokenizer() const = 0;
+  /// Whether EOS ends a text (a corpus of sentences) or is a line break inside one (a text
+  /// file read whole): then sampling goes on past it and prints it as a newline.
+  virtual bool eos_ends_text() const { return true; }
 };
 
 }  // namespace nlpzoo
