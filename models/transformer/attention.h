@@ -128,6 +128,9 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;  // [B, T, D] -> [B, H, T, d_k]
+  /// Attention of queries already projected and split, q [B, H, T, d_k], over `memory`.
+  AttentionOutput attend(const torch::Tensor& q, const KeyValue& memory, const torch::Tensor& allowed,
+                         bool need_weights, int64_t query_offset);
   MultiHeadAttentionOptions options_;
 };
 TORCH_MODULE(MultiHeadAttention);
