@@ -620,6 +620,10 @@ TEST_F(RegressionGenerate, TrainGenerateReproducibleAndExport) {
   auto old_name = run_cli(old_gen + "--seed 7 --prompt 'In the beginning'");
   ASSERT_EQ(old_name.status, 0) << old_name.err;
   EXPECT_EQ(old_name.out, a.out);
+  // --prompt - reads the prompt from standard input.
+  auto piped = run_cli(gen + "--seed 7 --prompt -", "In the beginning\n");
+  ASSERT_EQ(piped.status, 0) << piped.err;
+  EXPECT_EQ(piped.out, a.out);
   EXPECT_NE(old_name.err.find("--max-tokens is deprecated"), std::string::npos) << old_name.err;
   EXPECT_EQ(a.err.find("deprecated"), std::string::npos) << a.err;
   expect_error(run_cli(old_gen + "--max-new-tokens 20"), "--max-new-tokens");

@@ -2,6 +2,8 @@
 #include <cctype>
 #include <chrono>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include "core/io.h"
 #include "datasets/special_ids.h"
@@ -12,6 +14,20 @@
 
 namespace nlpzoo::cli {
 namespace {
+
+// Each line's pieces, with EOS between lines (as training reads a text).
+std::vector<int64_t> encode_lines(const Tokenizer& tokenizer, const std::string& text) {
+  std::vector<int64_t> ids;
+  std::istringstream lines(text);
+  std::string line;
+  for (bool first = true; std::getline(lines, line); first = false) {
+    if (!first) ids.push_back(kEosId);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto pieces = tokenizer.encode(line);
+    ids.insert(ids.end(), pieces.begin(), pieces.end());
+  }
+  return ids;
+}
 
 // The text of `ids`, each EOS a line break (sampling keeps EOS only for a model whose EOS is one).
 std::string decode_lines(const Tokenizer& tokenizer, const std::vector<int64_t>& ids) {
@@ -34,7 +50,8 @@ int run_generate(const std::vector<std::string>& args) {
   add_run_flags(desc);
   desc.add_options()
       ("prompt", po::value<std::string>()->default_value(""),
-       "text to continue; empty = begin a new text (the model starts after an end of line, as in training)")
+       "text to continue, '-' = read it from standard input; empty = begin a new text (the model starts after an end "
+       "of line, as in training). Line breaks in it are read as EOS, as training reads them")
       ("max-new-tokens", po::value<int64_t>()->default_value(100),
        "most SentencePiece pieces drawn per sample, the prompt not counted (Hugging Face's name); a sample ends "
        "earlier when the model draws end-of-text (EOS), except from a model of a whole text file (task gpt with "
@@ -98,9 +115,10 @@ int run_generate(const std::vector<std::string>& args) {
   auto& task = text_generator(run);
   const Tokenizer& tokenizer = task.tokenizer();
   std::string prompt = (*vm)["prompt"].as<std::string>();
+  if (prompt == "-") prompt = std::string(std::istreambuf_iterator<char>(std::cin), {});
   while (!prompt.empty() && std::isspace(static_cast<unsigned char>(prompt.back()))) prompt.pop_back();
-  const auto prompt_ids = tokenizer.encode(prompt);
-  const std::string prompt_text = tokenizer.decode(prompt_ids);
+  const auto prompt_ids = encode_lines(tokenizer, prompt);
+  const std::string prompt_text = decode_lines(tokenizer, prompt_ids);
   for (int64_t i = 0; i < num_samples; ++i) {
     auto ids = prompt_ids;
     const auto drawn = sample_sequence(task.causal_decoder(), prompt_ids, max_tokens, options,
