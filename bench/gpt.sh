@@ -79,9 +79,7 @@ chars_per_step = 12 * 64
 wall = lambda name: float(open(f"{out}/{name}.wall").read())
 rows = []
 for s in seeds:
-    ev = json.load(open(f"{out}/ours-s{s}.eval.json"))
-    ev = ev.get("metrics", ev)
-    loss = ev["loss"]["value"] if isinstance(ev["loss"], dict) else ev["loss"]
+    loss = json.load(open(f"{out}/ours-s{s}.eval.json"))["metrics"]["loss"]["value"]
     rows.append((loss, steps * chars_per_step / wall(f"ours-s{s}.train"),
                  wall(f"ours-s{s}.sample") - wall(f"ours-s{s}.sample1")))
 ref = json.load(open(f"{out}/nanogpt.ref.json"))

@@ -358,4 +358,36 @@ int64_t Tokenizer::vocab_size() const { return model_->vocab; }
 
 const std::string& Tokenizer::serialized() const { return model_->bytes; }
 
+std::vector<int64_t> encode_lines(const Tokenizer& tokenizer, const std::string& text) {
+  std::vector<int64_t> ids;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) {
+      const auto pieces = tokenizer.encode(line);
+      ids.insert(ids.end(), pieces.begin(), pieces.end());
+    }
+    if (end == std::string::npos) break;
+    ids.push_back(kEosId);
+    start = end + 1;
+  }
+  return ids;
+}
+
+std::string decode_lines(const Tokenizer& tokenizer, const std::vector<int64_t>& ids) {
+  std::string text;
+  auto line_start = ids.begin();
+  for (auto it = ids.begin();; ++it) {
+    if (it == ids.end() || *it == kEosId) {
+      text += tokenizer.decode(std::vector<int64_t>(line_start, it));
+      if (it == ids.end()) break;
+      text += "\n";
+      line_start = it + 1;
+    }
+  }
+  return text;
+}
+
 }  // namespace nlpzoo

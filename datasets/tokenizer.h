@@ -87,4 +87,12 @@ class Tokenizer {
   std::shared_ptr<const Model> model_;
 };
 
+/// A text of several lines as one token stream: each line's pieces, then EOS for its line
+/// break (a last line without one gets none; "\r" before a break is dropped). How a text-file
+/// language model reads its corpus and its prompts.
+std::vector<int64_t> encode_lines(const Tokenizer& tokenizer, const std::string& text);
+
+/// The inverse: each EOS a line break, the pieces between decoded.
+std::string decode_lines(const Tokenizer& tokenizer, const std::vector<int64_t>& ids);
+
 }  // namespace nlpzoo

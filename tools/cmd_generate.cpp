@@ -3,10 +3,8 @@
 #include <chrono>
 #include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "core/io.h"
-#include "datasets/special_ids.h"
 #include "infer/sampling.h"
 #include "tools/command.h"
 #include "tools/options.h"
@@ -14,35 +12,6 @@
 
 namespace nlpzoo::cli {
 namespace {
-
-// Each line's pieces, with EOS between lines (as training reads a text).
-std::vector<int64_t> encode_lines(const Tokenizer& tokenizer, const std::string& text) {
-  std::vector<int64_t> ids;
-  std::istringstream lines(text);
-  std::string line;
-  for (bool first = true; std::getline(lines, line); first = false) {
-    if (!first) ids.push_back(kEosId);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto pieces = tokenizer.encode(line);
-    ids.insert(ids.end(), pieces.begin(), pieces.end());
-  }
-  return ids;
-}
-
-// The text of `ids`, each EOS a line break (sampling keeps EOS only for a model whose EOS is one).
-std::string decode_lines(const Tokenizer& tokenizer, const std::vector<int64_t>& ids) {
-  std::string text;
-  auto line_start = ids.begin();
-  for (auto it = ids.begin();; ++it) {
-    if (it == ids.end() || *it == kEosId) {
-      text += tokenizer.decode(std::vector<int64_t>(line_start, it));
-      if (it == ids.end()) break;
-      text += "\n";
-      line_start = it + 1;
-    }
-  }
-  return text;
-}
 
 int run_generate(const std::vector<std::string>& args) {
   const SamplingOptions d{};

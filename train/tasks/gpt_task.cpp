@@ -1,5 +1,6 @@
 #include "train/tasks/gpt_task.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -62,38 +63,17 @@ ConfigSchema gpt_schema() {
 
 namespace {
 
-// Each line's pieces, then EOS for its line break (a last line without one gets none).
-std::vector<int64_t> encode_text(const std::string& text, const Tokenizer& tokenizer) {
-  std::vector<int64_t> ids;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = text.find('\n', start);
-    std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) {
-      const auto pieces = tokenizer.encode(line);
-      ids.insert(ids.end(), pieces.begin(), pieces.end());
-    }
-    if (end == std::string::npos) break;
-    ids.push_back(kEosId);
-    start = end + 1;
-  }
-  return ids;
-}
+// A byte that starts a character: a UTF-8 lead byte, and not the "\r" of a "\r\n" line break.
+bool starts_character(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80 && c != '\r'; }
 
-// Unicode characters (UTF-8 lead bytes), a line break counting as one and "\r" as none.
-int64_t count_characters(const std::string& text) {
-  int64_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80 && c != '\r';
-  return n;
-}
+int64_t count_characters(const std::string& text) { return std::count_if(text.begin(), text.end(), starts_character); }
 
-// Where text_file's valid split starts: (1 - fraction) of its bytes, moved back to a character.
+// Where text_file's valid split starts: the byte of character floor((1 - fraction) * characters).
 size_t valid_start(const std::string& text, double fraction) {
-  size_t cut = static_cast<size_t>(std::floor(static_cast<double>(count_characters(text)) * (1 - fraction)));
-  // The byte of that character.
-  size_t chars = 0, i = 0;
-  for (; i < text.size() && chars < cut; ++i) chars += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 && text[i] != '\r';
+  const auto cut = static_cast<int64_t>(std::floor(static_cast<double>(count_characters(text)) * (1 - fraction)));
+  int64_t chars = 0;
+  size_t i = 0;
+  for (; i < text.size() && chars < cut; ++i) chars += starts_character(text[i]);
   while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
   return i;
 }
@@ -107,15 +87,15 @@ torch::Generator batch_generator(uint64_t seed, int64_t epoch, int64_t index) {
 void GptTask::setup(Config& config, const TaskContext& context) {
   options_ = bind_options<GptTaskOptions>(config);
   seed_ = static_cast<uint64_t>(run_keys(config).seed);
-  has_test_ = options_.text_file.empty();
-  if (!has_test_ && context.splits.count(Split::kTest))
+  const bool split_files = has_test_split();
+  if (!split_files && context.splits.count(Split::kTest))
     throw UserError("config key 'text_file': " + options_.text_file +
                     " is cut into train and valid only; there is no test split (use --split valid)");
 
   // The texts of the splits asked for, read before the tokenizer so a missing file is named first.
   std::map<Split, std::string> texts;
   std::string train_text;
-  if (!has_test_ && !context.splits.empty()) {
+  if (!split_files && !context.splits.empty()) {
     const std::string path = context.data_dir + "/" + options_.text_file;
     require_file(path, "the text (config key text_file)");
     const std::string whole = read_file(path);
@@ -136,7 +116,7 @@ void GptTask::setup(Config& config, const TaskContext& context) {
   tokenizer_ = run_tokenizer(
       stem,
       [&]() -> std::vector<std::string> {
-        if (has_test_) return training_files(context, {options_.lang}, "training text for the tokenizer");
+        if (split_files) return training_files(context, {options_.lang}, "training text for the tokenizer");
         if (train_text.empty())
           throw UserError("config key 'text_file': the tokenizer is trained on the train split, which was not read");
         atomic_write_text(spm_input, train_text);  // the train split alone, not the valid text after it
@@ -144,18 +124,18 @@ void GptTask::setup(Config& config, const TaskContext& context) {
       },
       restored_spm_, options_.vocab_size, config, context);
   std::error_code ignored;
-  if (!has_test_ && !context.run_dir.empty()) fs::remove(spm_input, ignored);
+  if (!split_files && !context.run_dir.empty()) fs::remove(spm_input, ignored);
   options_.vocab_size = tokenizer_->vocab_size();
   write_options(options_, config);
   model_ = Gpt(options_.model());
 
   for (auto& [split, text] : texts) {
-    auto ids = encode_text(text, *tokenizer_);
+    auto ids = encode_lines(*tokenizer_, text);
     const int64_t needed = split == Split::kTrain ? options_.block_size + 1 : 2;
     if (static_cast<int64_t>(ids.size()) < needed)
       throw UserError("the " + to_string(split) + " split has " + std::to_string(ids.size()) + " tokens; it needs " +
                       std::to_string(needed) + (split == Split::kTrain ? " (block_size + 1)" : "") +
-                      (has_test_ ? " (" + context.data_dir + "/" + to_string(split) + "." + options_.lang + ")" : ""));
+                      (split_files ? " (" + context.data_dir + "/" + to_string(split) + "." + options_.lang + ")" : ""));
     streams_[split] = torch::tensor(ids, torch::kLong);
     characters_[split] = count_characters(text);
   }
@@ -191,8 +171,7 @@ Batch GptTask::make_batch(Split split, int64_t epoch, int64_t index) {
   }
   // Positions past the stream read as padding (only the last valid/test block has any).
   const auto positions = starts.unsqueeze(1) + torch::arange(T + 1, torch::kLong);  // [b, T+1]
-  const auto padded = torch::cat({s, torch::full({T}, kPadId, torch::kLong)});
-  const auto tokens = padded.index({positions});
+  const auto tokens = s.index({positions.clamp_max(N - 1)}).masked_fill_(positions >= N, kPadId);
   Batch batch;
   batch.tensors = {{"input", tokens.slice(1, 0, T).contiguous()}, {"target", tokens.slice(1, 1).contiguous()}};
   batch.split = split;

@@ -71,7 +71,7 @@ class GptTask : public Task, public TextGenerator {
   /// "loss_per_character" (nats): the split's summed loss over its characters (a line break
   /// counts as one), comparable across tokenizers and with nanoGPT's character-level loss.
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
-  Split default_evaluation_split() const override { return has_test_ ? Split::kTest : Split::kValid; }
+  Split default_evaluation_split() const override { return has_test_split() ? Split::kTest : Split::kValid; }
   std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
   TextGenerator* text_generator() override { return this; }
 
@@ -83,12 +83,13 @@ class GptTask : public Task, public TextGenerator {
   const torch::Tensor& stream(Split split) const;
 
  private:
+  /// Whether the corpus is the split files (with a test split) rather than one text_file.
+  bool has_test_split() const { return options_.text_file.empty(); }
   Gpt model_{nullptr};
   std::optional<Tokenizer> tokenizer_;
   std::string restored_spm_;
   GptTaskOptions options_;
   uint64_t seed_ = 0;
-  bool has_test_ = true;
   std::map<Split, torch::Tensor> streams_;  // read-only after setup
   std::map<Split, int64_t> characters_;
 };
