@@ -12,15 +12,21 @@ int64_t checked_feature_size(const ClassifierOptions& o) {
 }
 }  // namespace
 
-RnnClassifierImpl::RnnClassifierImpl(const ClassifierOptions& o) : TextClassifierImpl(o, checked_feature_size(o)) {
-  rnn = register_module("rnn", Recurrent(RecurrentOptions(o.cell(), o.embed_dim(), o.hidden_size())
+RnnClassifierImpl::RnnClassifierImpl(const ClassifierOptions& o, const std::optional<BiLanguageModelOptions>& elmo_options)
+    : TextClassifierImpl(o, checked_feature_size(o)) {
+  if (elmo_options) elmo = register_module("elmo", Elmo(*elmo_options));
+  const int64_t input_size = o.embed_dim() + (elmo ? elmo->dim() : 0);
+  rnn = register_module("rnn", Recurrent(RecurrentOptions(o.cell(), input_size, o.hidden_size())
                                              .num_layers(o.num_layers())
                                              .dropout(o.num_layers() > 1 ? o.dropout() : 0.0)
                                              .bidirectional(o.bidirectional())));
 }
 
 std::tuple<torch::Tensor, RecurrentState> RnnClassifierImpl::states(const torch::Tensor& tokens) {
-  return rnn->forward(dropout_->forward(embedding->forward(tokens)), lengths(tokens));  // [B, T, dirs*H]
+  const auto n = lengths(tokens);
+  auto x = dropout_->forward(embedding->forward(tokens));                                  // [B, T, E]
+  if (elmo) x = torch::cat({x, dropout_->forward(elmo->forward(tokens, n))}, /*dim=*/-1);  // [B, T, E + 2d]
+  return rnn->forward(x, n);  // [B, T, dirs*H]
 }
 
 torch::Tensor RnnClassifierImpl::encode(const torch::Tensor& tokens) {

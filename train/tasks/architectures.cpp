@@ -105,8 +105,13 @@ ClassifierArchitecture text_classifier(const std::string& name) {
         .num_layers(keys.rnn.num_layers)
         .bidirectional(keys.bidirectional)
         .pooling(keys.pooling);
-    return std::make_unique<TextClassifierModel>(Classifier(o).ptr());
+    if constexpr (std::is_same_v<Classifier, RnnClassifier>) {
+      return std::make_unique<TextClassifierModel>(Classifier(o, sizes.elmo).ptr());
+    } else {
+      return std::make_unique<TextClassifierModel>(Classifier(o).ptr());
+    }
   };
+  a.elmo_features = std::is_same_v<Classifier, RnnClassifier>;
   return a;
 }
 

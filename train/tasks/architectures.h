@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "core/options.h"
 #include "models/classifier/pooling.h"
 #include "models/incremental_decoder.h"
+#include "models/rnn/bilm.h"
 #include "models/seq2seq/attention.h"
 #include "train/task.h"
 #include "train/tasks/component_schemas.h"
@@ -52,6 +54,7 @@ struct ClassifierSizes {
   int64_t vocab_size = 0;  // the tokenizer's
   int64_t outputs = 0;     // classes, or 1 for regression
   bool freeze_embeddings = false;  // the task's choice, for a word-embedding model
+  std::optional<BiLanguageModelOptions> elmo;  // a frozen biLM whose features join the embeddings
 };
 
 /// The keys of avg_emb and rnn (avg_emb reads embed_dim and dropout of them).
@@ -69,6 +72,8 @@ struct ClassifierArchitecture {
   bool word_vectors = true;
   /// Whether init_from loads a pre-trained masked_lm encoder into it.
   bool pretrained_encoder = false;
+  /// Whether it reads ELMo features (the task's elmo key).
+  bool elmo_features = false;
   /// The keys it reads, with its own defaults (a task sets its own with set_default).
   std::function<ConfigSchema()> schema;
   /// Checks the keys it reads, before any slow work (`pair`: sentence pairs). Throws UserError

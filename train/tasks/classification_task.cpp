@@ -50,6 +50,7 @@ void ClassificationOptions::bind(OptionBinder& b) {
           "word2vec text or binary file whose vectors initialise the embedding rows of matching pieces when a run "
           "starts (\"\" = random init)");
   b.field("freeze_embeddings", freeze_embeddings, "keep the embeddings fixed (not trained)");
+  elmo.bind(b);
   b.field("max_tokens", max_tokens, "tokens per batch, padding included", positive());
   b.field("max_sentences", max_sentences, "sentences per batch at most (0 = no limit)", at_least(0));
 }
@@ -114,6 +115,22 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
     throw UserError("config key 'init_from': only arch = " + loaders + " loads a pre-trained run (arch is " +
                     arch.name + "); leave it empty");
   }
+  std::optional<ElmoRun> elmo;
+  if (!options_.elmo.elmo.empty()) {
+    if (!arch.elmo_features) {
+      std::string readers;
+      for (const auto& a : classifier_architectures())
+        if (a.elmo_features) readers += (readers.empty() ? "" : " or ") + a.name;
+      throw UserError("config key 'elmo': only arch = " + readers + " reads ELMo features (arch is " + arch.name +
+                      "); leave it empty");
+    }
+    if (fresh) {
+      elmo = read_elmo_run(options_.elmo.elmo, config);
+    } else if (context.resume && restored_.empty() && !fs::exists(context.run_dir + "/checkpoint_last.pt")) {
+      read_elmo_run(options_.elmo.elmo, config, /*with_weights=*/false);  // as init_from above
+    }
+    options_ = bind_options<ClassificationOptions>(config);  // the elmo run's sizes and text form
+  }
   arch.check(config, pair_);
   // A run resolves auto once (adopt_architecture, from init_from) and keeps the value in its config.
   if (options_.normalize_words == "auto") options_.normalize_words = "false";
@@ -138,7 +155,7 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
   if (fresh) splits.insert(Split::kTrain);  // labels and tokenizer come from the train split
   for (Split split : splits) raw_[split] = read_labeled_text(split_path(context.data_dir, split), layout);
   labels_ = make_labels(context);
-  tokenizer_ = make_tokenizer(config, context, pretrained ? pretrained->spm_model : "");
+  tokenizer_ = make_tokenizer(config, context, pretrained ? pretrained->spm_model : elmo ? elmo->spm_model : "");
   // The model's size is the tokenizer's (a soft SentencePiece limit may give fewer pieces).
   options_.vocab_size = tokenizer_->vocab_size();
   write_options(options_, config);
@@ -148,7 +165,14 @@ void ClassificationTask::setup(Config& config, const TaskContext& context) {
                        tokenizer_->id_to_piece(kSepId) != "[SEP]"))
     throw UserError("the run's SentencePiece model has no [CLS] [SEP] at ids 4, 5 (arch = " + arch.name +
                     " needs a model made with them: by masked_lm or electra, or by an arch = " + arch.name + " run)");
-  model_ = arch.build(config, {options_.vocab_size, outputs, options_.freeze_embeddings});
+  model_ = arch.build(config, {options_.vocab_size, outputs, options_.freeze_embeddings,
+                               options_.elmo.bilm_options(options_.vocab_size)});
+  if (elmo) {
+    const auto report = load_parameters_with_prefix(*model(), elmo->tensors, "elmo.bilm.", elmo->checkpoint,
+                                                    "the classifier's biLM", "elmo");
+    std::cout << "elmo " << elmo->checkpoint << " (bilm, step " << elmo->step << "): loaded " << report.loaded.size()
+              << " tensors (" << report.loaded_values << " parameters, frozen)" << std::endl;
+  }
   if (pretrained) {
     load_pretrained(*pretrained);
   } else if (fresh && arch.pretrained_encoder) {

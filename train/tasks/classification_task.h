@@ -51,6 +51,7 @@
 #include "train/tasks/architectures.h"
 #include "train/tasks/batch_plans.h"
 #include "train/tasks/classification_objective.h"
+#include "train/tasks/elmo_features.h"
 #include "train/tasks/sentence_classifier.h"
 
 namespace nlpzoo {
@@ -67,6 +68,7 @@ struct ClassificationOptions {
   std::string init_from;                 // a masked_lm or electra run folder (architectures that load one)
   std::string pretrained_vectors;        // word2vec file for the embedding rows
   bool freeze_embeddings = false;
+  ElmoKeys elmo;                         // a bilm run's features (architectures that read them)
   int64_t max_tokens = 2000, max_sentences = 64;
   void bind(OptionBinder& b);
 };

@@ -79,7 +79,9 @@ void adopt_bert_keys(const std::string& dir, const Config& source, Config& confi
   }
 }
 
-void PretrainingCorpusOptions::bind(OptionBinder& b) {
+void PretrainingCorpusOptions::bind(OptionBinder& b) { bind_keys(b, /*masking=*/true); }
+
+void PretrainingCorpusOptions::bind_keys(OptionBinder& b, bool masking) {
   b.field("train_file", train_file,
           "corpus file in data_dir: one sentence per line, or with corpus_format = tsv a task's labelled training TSV");
   b.field("corpus_format", corpus_format,
@@ -91,6 +93,14 @@ void PretrainingCorpusOptions::bind(OptionBinder& b) {
   b.field("valid_every", valid_every, "line i (0-based) with (i+1) % valid_every == 0 is held out for validation",
           at_least(2));
   b.field("vocab_size", vocab_size, "SentencePiece vocabulary size, at most ([CLS] [SEP] [MASK] included)", at_least(8));
+  if (masking) bind_masking(b);
+  b.field("batch_size", batch_size, "packed sequences per batch", positive());
+  b.field("normalize_words", normalize_words,
+          "the corpus is in the form `nlpzoo data english` writes (lowercase words, accents folded, no punctuation): "
+          "corpus lines and fill-mask input are brought to it; false for a corpus that keeps case and punctuation");
+}
+
+void PretrainingCorpusOptions::bind_masking(OptionBinder& b) {
   b.field("mask_prob", mask_prob,
           "share of the non-special positions of a sequence that are predicted (BERT: 0.15); of those 80% become "
           "[MASK], 10% a random piece, 10% stay",
@@ -101,10 +111,6 @@ void PretrainingCorpusOptions::bind(OptionBinder& b) {
   b.field("whole_word_masking", whole_word_masking,
           "mask all pieces of a word together (a word: a piece starting with the SentencePiece space mark and the "
           "pieces after it that do not)");
-  b.field("batch_size", batch_size, "packed sequences per batch", positive());
-  b.field("normalize_words", normalize_words,
-          "the corpus is in the form `nlpzoo data english` writes (lowercase words, accents folded, no punctuation): "
-          "corpus lines and fill-mask input are brought to it; false for a corpus that keeps case and punctuation");
 }
 
 ConfigSchema pretraining_corpus_schema() {
@@ -275,7 +281,7 @@ int64_t MaskedLmData::num_batches(Split split) const {
   return (n + batch_size_ - 1) / batch_size_;
 }
 
-Batch MaskedLmData::make_batch(Split split, int64_t epoch, int64_t index, bool sampling_noise) const {
+std::vector<int64_t> MaskedLmData::batch_examples(Split split, int64_t epoch, int64_t index) const {
   const int64_t n = num_examples(split);
   const int64_t begin = index * batch_size_, end = std::min(n, begin + batch_size_);
   if (index < 0 || begin >= n)
@@ -288,12 +294,17 @@ Batch MaskedLmData::make_batch(Split split, int64_t epoch, int64_t index, bool s
     std::mt19937_64 rng(mix_seed({seed_, static_cast<uint64_t>(epoch)}));
     std::shuffle(order.begin(), order.end(), rng);
   }
-  const int64_t B = end - begin;
+  return std::vector<int64_t>(order.begin() + begin, order.begin() + end);
+}
+
+Batch MaskedLmData::make_batch(Split split, int64_t epoch, int64_t index, bool sampling_noise) const {
+  const auto order = batch_examples(split, epoch, index);
+  const auto B = static_cast<int64_t>(order.size());
   std::vector<NextSentencePair> examples;
   examples.reserve(B);
   int64_t S = 0;
   for (int64_t r = 0; r < B; ++r) {
-    examples.push_back(example(split, epoch, order[begin + r]));
+    examples.push_back(example(split, epoch, order[r]));
     S = std::max<int64_t>(S, static_cast<int64_t>(examples.back().input.tokens.size()));
   }
   auto input = torch::full({B, S}, kPadId, torch::kLong);  // [B, S]
@@ -307,7 +318,7 @@ Batch MaskedLmData::make_batch(Split split, int64_t epoch, int64_t index, bool s
   auto m = masked.accessor<bool, 2>();
   auto labels = nsp_labels.accessor<int64_t, 1>();
   for (int64_t r = 0; r < B; ++r) {
-    const int64_t k = order[begin + r];
+    const int64_t k = order[r];
     const auto& pair = examples[r].input;
     const auto sample = mask_sequence(pair.tokens, masking_, example_seed(kTrainMask, kValidMask, split, epoch, k));
     for (size_t t = 0; t < sample.input.size(); ++t) {

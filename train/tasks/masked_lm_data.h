@@ -63,6 +63,10 @@ struct PretrainingCorpusOptions {
   int64_t batch_size = 32;
   bool normalize_words = true;
   void bind(OptionBinder& b);
+  /// The keys without mask_prob and whole_word_masking (`masking` false): a pre-training task
+  /// that masks nothing reads the corpus alike.
+  void bind_keys(OptionBinder& b, bool masking);
+  void bind_masking(OptionBinder& b);
 };
 
 /// Makes the BERT size keys of `config` (BertKeys, dropout aside) those of `source`, the
@@ -91,6 +95,10 @@ class MaskedLmData {
 
   /// ceil(examples / batch_size).
   int64_t num_batches(Split split) const;
+  /// The examples (indices into the split) of batch `index` in epoch `epoch`: batch_size of the
+  /// train split's permutation drawn from (seed, epoch), or of the valid split in order.
+  /// Throws std::out_of_range for a batch that does not exist.
+  std::vector<int64_t> batch_examples(Split split, int64_t epoch, int64_t index) const;
   /// tensors: "input" [B, S] int64 (masked; padded with pad id 0), "segments" [B, S] int64,
   /// "masked" [B, S] bool (positions to predict), "targets" [N] int64 (their original ids, in
   /// row-major order), with NSP "nsp_labels" [B] int64 (0: B follows A, 1: random, as BERT's

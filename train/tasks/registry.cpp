@@ -5,6 +5,7 @@
 
 #include "core/io.h"
 #include "train/checkpoint_v1.h"
+#include "train/tasks/bilm_task.h"
 #include "train/tasks/electra_task.h"
 #include "train/tasks/glove_task.h"
 #include "train/tasks/gpt_task.h"
@@ -33,6 +34,7 @@ const std::vector<Entry>& entries() {
       {"translation", translation_schema, [] { return std::make_unique<TranslationTask>(); }},
       {"language_model", language_model_schema, [] { return std::make_unique<LanguageModelTask>(); }},
       {"gpt", gpt_schema, [] { return std::make_unique<GptTask>(); }},
+      {"bilm", bilm_schema, [] { return std::make_unique<BiLmTask>(); }},
       {"classification", classification_schema, [] { return std::make_unique<ClassificationTask>(); }},
       {"word2vec", word2vec_schema, [] { return std::make_unique<Word2VecTask>(); }},
       {"glove", glove_schema, [] { return std::make_unique<GloveTask>(); }},
