@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "datasets/special_ids.h"
+#include "infer/export_lm.h"
 #include "infer/script_twin.h"
 
 namespace nlpzoo {
@@ -89,6 +90,21 @@ TwinSpec average_embedding_spec(AverageEmbeddingClassifierImpl& model, const std
   return spec;
 }
 
+// ElmoImpl::forward: the biLM's layers (twin_bilm_layers_source) mixed by ScalarMix, zero past
+// each row's length.
+std::string elmo_features_source(const ElmoImpl& elmo) {
+  const int64_t count = elmo.bilm->options().num_layers() + 1;
+  std::ostringstream s;
+  s << "def elmo_features(self, tokens: Tensor, lengths: Tensor, mask: Tensor) -> Tensor:\n"
+    << "    layers = self.bilm_layers(tokens, lengths)\n"
+    << "    w = torch.softmax(self.elmo__mix__scalar_parameters, 0)\n"
+    << "    e = w[0] * layers[0]\n";
+  for (int64_t j = 1; j < count; ++j) s << "    e = e + w[" << j << "] * layers[" << j << "]\n";
+  s << "    e = self.elmo__mix__gamma * e\n"
+    << "    return e * mask.unsqueeze(-1).to(e.dtype)\n\n";
+  return twin_bilm_layers_source(elmo.bilm->options(), "elmo__bilm__") + s.str();
+}
+
 TwinSpec rnn_spec(RnnClassifierImpl& model, const std::vector<std::string>& labels) {
   const ClassifierOptions& o = model.options();
   auto spec = classifier_spec(model, "script_rnn_classifier", "nlpzoo_rnn_classifier", labels);
@@ -96,9 +112,12 @@ TwinSpec rnn_spec(RnnClassifierImpl& model, const std::vector<std::string>& labe
       .add_int("hidden_size", o.hidden_size())
       .add_int("num_layers", o.num_layers())
       .add_bool("bidirectional", o.bidirectional())
-      .add_string("pooling", to_string(o.pooling()));
+      .add_string("pooling", to_string(o.pooling()))
+      .add_bool("elmo", static_cast<bool>(model.elmo));
+  if (model.elmo) spec.source += "    x = torch.cat([x, self.elmo_features(tokens, lengths, mask)], -1)\n";
   spec.source += rnn_states_source(o) + rnn_pooling_source(o) + kOutput +
                  twin_predict_source("tokens: Tensor", "tokens", labels.empty());
+  if (model.elmo) spec.source += elmo_features_source(*model.elmo);
   return spec;
 }
 
@@ -126,14 +145,18 @@ torch::jit::Module script_text_classifier(TextClassifierImpl& model, const std::
 std::string text_classifier_export_readme(TextClassifierImpl& model, const std::vector<std::string>& labels) {
   const ClassifierOptions& o = model.options();
   std::ostringstream s;
-  if (auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model))
+  auto* rnn = dynamic_cast<RnnClassifierImpl*>(&model);
+  if (rnn != nullptr)
     s << "nlpzoo sentence classifier (" << (o.bidirectional() ? "bidirectional " : "") << to_string(o.cell())
-      << ", " << to_string(o.pooling()) << " pooling), TorchScript export\n"
+      << ", " << to_string(o.pooling()) << " pooling" << (rnn->elmo ? ", ELMo features" : "") << "), TorchScript export\n"
       << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim() << " hidden_size=" << o.hidden_size()
       << " num_layers=" << o.num_layers() << " directions=" << rnn->num_directions();
   else
     s << "nlpzoo sentence classifier (average of embeddings), TorchScript export\n"
       << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim();
+  if (rnn != nullptr && rnn->elmo)
+    s << " elmo_layers=" << rnn->elmo->bilm->options().num_layers() + 1 << " elmo_dim=" << rnn->elmo->dim()
+      << " (a frozen biLM's layers, mixed by learned weights, read beside the embeddings)";
   s << " num_classes=" << o.num_classes() << " pad_id=" << o.pad_id() << "\n"
     << "Input: the SentencePiece ids (spm.model) of the sentence normalized as config.ini says\n"
     << "(lowercase, split_punctuation), each row padded with pad_id; a sentence pair is\n"

@@ -20,6 +20,9 @@
 //       rnn:     the row's first n tokens read by the recurrent stack (packed, as the eager
 //                Recurrent runs it: same aten kernels), pooled (last: the top layer's final
 //                state of each direction; max / mean over the n states), then W_o s + b_o.
+//       rnn with ELMo (attribute elmo = True; the biLM's tensors under elmo__bilm__*, the mix's
+//                under elmo__mix__*): the recurrent stack reads [embeddings; elmo_features(tokens,
+//                lengths, mask)], the mix of the biLM's layers (infer/export_lm.h bilm_layers).
 //   predict(tokens) -> probabilities [B, C] float: softmax(forward(tokens)); for a regression
 //       model (labels empty, C = 1) the score [B] float: forward(tokens)[:, 0].
 // The tokens are the SentencePiece ids of the normalized sentence (the run's lowercase and

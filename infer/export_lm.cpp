@@ -104,4 +104,79 @@ void export_language_model(const std::string& out_path, LanguageModelImpl& model
               "export_language_model");
 }
 
+std::string twin_bilm_layers_source(const BiLanguageModelOptions& o, const std::string& prefix) {
+  const std::string p = "self." + prefix;
+  std::ostringstream s;
+  // bilm_input (models/rnn/elmo.h), then reverse_padded's index over the T + 2 positions.
+  s << "def bilm_layers(self, tokens: Tensor, lengths: Tensor) -> List[Tensor]:\n"
+    << "    T = tokens.size(1)\n"
+    << "    positions = torch.arange(T, device=tokens.device).unsqueeze(0)\n"
+    << "    pieces = tokens.masked_fill(torch.ge(positions, lengths.unsqueeze(1)), " << kPadId << ")\n"
+    << "    pieces = pieces.masked_fill(torch.eq(tokens, " << kEosId << "), " << kSepId << ")\n"
+    << "    seq = torch.full([tokens.size(0), T + 2], " << kPadId << ", dtype=tokens.dtype, device=tokens.device)\n"
+    << "    seq.select(1, 0).fill_(" << kClsId << ")\n"
+    << "    seq.narrow(1, 1, T).copy_(pieces)\n"
+    << "    seq.scatter_(1, (lengths + 1).unsqueeze(1), " << kSepId << ")\n"
+    << "    n = (lengths + 2).unsqueeze(1)\n"
+    << "    t = torch.arange(T + 2, device=tokens.device).unsqueeze(0)\n"
+    << "    x = torch.embedding(" << p << "embedding__weight, seq)\n"
+    << "    reverse = torch.where(torch.lt(t, n), n - 1 - t, t).unsqueeze(-1).expand(x.size())\n"
+    << "    h0 = torch.zeros([1, tokens.size(0), " << o.hidden_size() << "], dtype=x.dtype, device=x.device)\n"
+    << "    layers = [torch.cat([x, x], -1)]\n"
+    << "    f = x\n"
+    << "    b = x.gather(1, reverse)\n";
+  for (int64_t l = 0; l < o.num_layers(); ++l) {
+    for (const char* direction : {"forward", "backward"}) {
+      const std::string v = direction[0] == 'f' ? "f" : "b", layer = std::to_string(l);
+      // Trailing aten arguments: has_biases, num_layers, dropout, train, bidirectional, batch_first.
+      s << "    out, _, _ = torch.lstm(" << v << ", [h0, h0], "
+        << twin_rnn_layer_params(prefix + direction + "_lstm__" + layer, 0, false) << ", True, 1, 0.0, False, False, True)\n"
+        << "    " << v << " = torch.linear(out, " << p << direction << "_proj__" << layer << "__weight)"
+        << (l == 0 ? "" : " + " + v) << "\n";
+    }
+    s << "    layers.append(torch.cat([f, b.gather(1, reverse)], -1))\n";
+  }
+  s << "    return [layer.narrow(1, 1, T) for layer in layers]\n\n";
+  return s.str();
+}
+
+namespace {
+TwinSpec bilm_spec(BiLanguageModelImpl& model) {
+  const auto& o = model.options();
+  TwinSpec spec("script_bilm", "nlpzoo_bilm");
+  spec.hold(model)
+      .add_int("vocab_size", o.vocab_size())
+      .add_int("embed_dim", o.embed_dim())
+      .add_int("hidden_size", o.hidden_size())
+      .add_int("num_layers", o.num_layers())
+      .add_int("pad_id", o.pad_id());
+  spec.source = twin_bilm_layers_source(o, "") +
+                "def forward(self, tokens: Tensor) -> Tensor:\n"
+                "    lengths = torch.clamp_min(torch.sum(torch.ne(tokens, self.pad_id), 1), 1)\n"
+                "    return torch.stack(self.bilm_layers(tokens, lengths))\n";
+  return spec;
+}
+}  // namespace
+
+torch::jit::Module script_bilm(BiLanguageModelImpl& model) { return build_twin(bilm_spec(model)); }
+
+void export_bilm(const std::string& out_path, BiLanguageModelImpl& model,
+                 const std::map<std::string, std::string>& extra_files) {
+  const auto& o = model.options();
+  std::ostringstream s;
+  s << "nlpzoo bidirectional LSTM language model (ELMo's biLM), TorchScript export\n"
+    << "vocab_size=" << o.vocab_size() << " embed_dim=" << o.embed_dim() << " hidden_size=" << o.hidden_size()
+    << " num_layers=" << o.num_layers() << "\n\n"
+    << "forward(tokens[B,T] int64, each row's SentencePiece ids (spm.model) then " << o.pad_id() << ")\n"
+    << "  -> [L+1, B, T, 2d] float: per piece, layer 0 = [x; x] (its embedding twice) and layer l =\n"
+    << "  [forward LSTM layer l; backward LSTM layer l], the biLM reading [CLS] pieces [SEP]. ELMo's\n"
+    << "  features are a task's gamma * sum_j softmax(s)_j layer_j (Peters et al. 2018, eq. 1).\n\n"
+    << twin_readme_python_footer({"config.ini", "spm.model"},
+                                 "import sentencepiece as spm\n"
+                                 "sp = spm.SentencePieceProcessor(model_proto=files['spm.model'])\n"
+                                 "layers = m.forward(torch.tensor([sp.encode('the film is a charming journey')]))\n"
+                                 "elmo = layers.mean(0)  # an even mix: [1, T, 2d]");
+  export_twin(out_path, bilm_spec(model), extra_files, s.str(), "export_bilm");
+}
+
 }  // namespace nlpzoo

@@ -35,6 +35,7 @@
 #include <map>
 #include <string>
 
+#include "models/rnn/bilm.h"
 #include "models/rnn/language_model.h"
 
 namespace nlpzoo {
@@ -52,5 +53,24 @@ void export_language_model(const std::string& out_path, LanguageModelImpl& model
 /// The README.txt text stored in every export of a model with these options: configuration,
 /// special token ids, the methods' signatures, and a sampling loop in Python.
 std::string language_model_export_readme(const LanguageModelOptions& options);
+
+// ---- ELMo's bidirectional LM (models/rnn/bilm.h) ----
+// Its twin holds the biLM's tensors under their eager names (embedding__weight,
+// forward_lstm__0__rnn__weight_ih_l0, forward_proj__0__weight, ..., output__weight) and has
+//   forward(tokens: [B, T] int64, each row's pieces then pad 0) -> [L + 1, B, T, 2d] float: the
+//       representations ELMo mixes, of each piece, the biLM reading [CLS] pieces [SEP] (an <eos>
+//       as [SEP]), as ElmoImpl reads them (the same aten kernels).
+//   bilm_layers(tokens, lengths: [B] int64) -> List[Tensor]: the same, for given row lengths.
+
+/// TorchScript source of `bilm_layers(self, tokens, lengths) -> List[Tensor]` (above) for a
+/// biLM of options `o` whose tensors the twin holds under `prefix` ("" for the bilm twin,
+/// "elmo__bilm__" inside a classifier's).
+std::string twin_bilm_layers_source(const BiLanguageModelOptions& o, const std::string& prefix);
+
+torch::jit::Module script_bilm(BiLanguageModelImpl& model);
+
+/// Saves script_bilm's twin with `extra_files` and a README, as export_twin does.
+void export_bilm(const std::string& out_path, BiLanguageModelImpl& model,
+                 const std::map<std::string, std::string>& extra_files);
 
 }  // namespace nlpzoo

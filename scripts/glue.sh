@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# What pre-training buys on GLUE (bench/RESULTS.md, "BERT"): each task's configs/<task>-bert.ini
-# fine-tuned from a pre-trained masked_lm run (--init_from) and from random init, with the same
-# budget and seeds, then `nlpzoo evaluate --split dev --json` on each run's best checkpoint (the
-# configs choose it by the dev metric, early stopping as BERT's recipe). Prints one row per task
-# and init: the dev metric's mean and spread (sample standard deviation) over the seeds.
-#   scripts/glue.sh --init-from RUN [--tasks "sst2 cola rte stsb"] [--seeds "1 2 3"]
+# What pre-training buys on GLUE (bench/RESULTS.md, "BERT" and "ELMo"): each task's config
+# trained from a pre-trained run and without it, with the same budget and seeds, then `nlpzoo
+# evaluate --split dev --json` on each run's best checkpoint (the configs choose it by the dev
+# metric, with early stopping). --model bert (configs/<task>-bert.ini): fine-tuned from a
+# masked_lm or electra run (--init_from) against random init. --model bilstm
+# (configs/<task>-bilstm.ini): the BiLSTM classifier with a bilm run's ELMo features (--elmo)
+# against the BiLSTM alone. Prints one row per task and init: the dev metric's mean and spread
+# (sample standard deviation) over the seeds.
+#   scripts/glue.sh --init-from RUN [--model bert|bilstm] [--tasks "sst2 cola rte stsb"] [--seeds "1 2 3"]
 #                   [--inits "pretrained random"] [--out DIR] [--shared DIR (default ../shared)]
 #                   [-- EXTRA TRAIN OPTIONS, e.g. --precision bf16]
 # Seeds default to 1 for SST-2 and STS-B and 1 2 3 for RTE and CoLA (small and noisy). A run
@@ -13,32 +16,40 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 INIT_FROM=""
+MODEL=bert
 TASKS="sst2 cola rte stsb"
 SEEDS=""
 INITS="pretrained random"
-OUT=bench/results/glue
+OUT=""
 SHARED=../shared
 [ -d "$SHARED/data" ] || SHARED=/work/shared
 EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --init-from) INIT_FROM="$2"; shift 2 ;;
+    --model) MODEL="$2"; shift 2 ;;
     --tasks) TASKS="$2"; shift 2 ;;
     --seeds) SEEDS="$2"; shift 2 ;;
     --inits) INITS="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --shared) SHARED="$2"; shift 2 ;;
     --) shift; EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "glue.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case "$MODEL" in
+  bert) INIT_KEY=--init_from; RUN_KIND="masked_lm or electra" ;;
+  bilstm) INIT_KEY=--elmo; RUN_KIND="bilm" ;;
+  *) echo "glue.sh: unknown --model $MODEL (bert, bilstm)" >&2; exit 2 ;;
+esac
 if [ -z "$INIT_FROM" ] || [ ! -f "$INIT_FROM/checkpoint_last.pt" ]; then
-  echo "glue.sh: --init-from must name a pre-trained masked_lm run folder (with checkpoint_last.pt), got '$INIT_FROM'" >&2
+  echo "glue.sh: --init-from must name a pre-trained $RUN_KIND run folder (with checkpoint_last.pt), got '$INIT_FROM'" >&2
   exit 2
 fi
 NLPZOO=${NLPZOO:-build/nlpzoo}  # a copy keeps a long sweep on one binary while build/ changes
 [ -x "$NLPZOO" ] || { echo "glue.sh: $NLPZOO is missing; build first (scripts/setup.sh)" >&2; exit 2; }
+OUT=${OUT:-bench/results/glue-$MODEL}
 mkdir -p "$OUT"
 
 data_dir() {
@@ -59,8 +70,8 @@ for task in $TASKS; do
       run="$OUT/$task-$init-s$seed"
       [ -s "$run.dev.json" ] && continue
       rm -rf "$run"
-      flags=(--config "configs/$task-bert.ini" --data-dir "$data" --run-dir "$run" --seed "$seed")
-      [ "$init" = pretrained ] && flags+=(--init_from "$INIT_FROM")
+      flags=(--config "configs/$task-$MODEL.ini" --data-dir "$data" --run-dir "$run" --seed "$seed")
+      [ "$init" = pretrained ] && flags+=("$INIT_KEY" "$INIT_FROM")
       echo "== $task, $init, seed $seed ($(date +%H:%M:%S))"
       start=$(date +%s)
       "$NLPZOO" train "${flags[@]}" ${EXTRA[@]+"${EXTRA[@]}"} > "$run.train.log" 2>&1 ||
@@ -68,7 +79,7 @@ for task in $TASKS; do
       echo $(( $(date +%s) - start )) > "$run.seconds"
       "$NLPZOO" evaluate --run-dir "$run" --split dev --json > "$run.dev.json.tmp"
       mv "$run.dev.json.tmp" "$run.dev.json"
-      grep -E "^done|^init_from" "$run.train.log" || true
+      grep -E "^done|^init_from|^elmo" "$run.train.log" || true
     done
   done
 done

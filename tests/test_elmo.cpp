@@ -10,6 +10,8 @@
 
 #include "core/io.h"
 #include "datasets/special_ids.h"
+#include "infer/export_classifier.h"
+#include "infer/export_lm.h"
 #include "models/classifier/rnn_classifier.h"
 #include "models/rnn/bilm.h"
 #include "models/rnn/elmo.h"
@@ -195,6 +197,59 @@ TEST(Elmo, ClassifierReadsTheFeaturesBesideItsEmbeddings) {
     model->elmo->bilm->embedding->weight.add_(1.0);
   }
   EXPECT_GT(test::max_diff(model->forward(longs({{7, 8}}))[0], alone[0]), 1e-6);
+}
+
+// The twins: the biLM's layers and an ELMo classifier's logits equal the eager models', and
+// python3-torch runs both files.
+TEST(ElmoExport, TwinsAgreeWithTheEagerModels) {
+  torch::manual_seed(8);
+  ClassifierOptions o(13, 2);
+  o.embed_dim(3).hidden_size(5).dropout(0.0).pad_id(kPadId);
+  RnnClassifier model(o, tiny_bilm(3));
+  {
+    torch::NoGradGuard no_grad;
+    model->elmo->mix->scalar_parameters.copy_(torch::tensor({0.3, -0.2, 0.5, 0.1}));
+    model->elmo->mix->gamma.fill_(1.7);
+  }
+  model->eval();
+  const auto tokens = longs({{7, 8, 9, 0}, {10, kEosId, 11, 12}, {5, 0, 0, 0}});
+  const auto lengths = torch::tensor({3, 4, 1}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  auto classifier = script_text_classifier(*model, {"a", "b"});
+  EXPECT_LT(test::max_diff(classifier.forward({tokens}).toTensor(), model->forward(tokens)), 1e-5);
+  auto& bilm = *model->elmo->bilm;
+  auto twin = script_bilm(bilm);
+  std::vector<torch::Tensor> eager;
+  for (const auto& layer : bilm.layers(bilm_input(tokens, lengths), lengths + 2)) eager.push_back(layer.narrow(1, 1, 4));
+  const auto layers = twin.forward({tokens}).toTensor();  // [L + 1, B, T, 2d]
+  ASSERT_EQ(layers.sizes().vec(), (std::vector<int64_t>{4, 3, 4, 8}));
+  for (int64_t b = 0; b < 3; ++b) {
+    const int64_t n = lengths[b].item<int64_t>();
+    EXPECT_LT(test::max_diff(layers.select(1, b).narrow(1, 0, n), torch::stack(eager).select(1, b).narrow(1, 0, n)), 1e-5);
+  }
+
+  NLPZOO_REQUIRE_PYTHON_MODULE("torch", "python3-torch");
+  const auto dir = test::fresh_temp_dir("elmo_export_py");
+  const std::vector<std::string> paths = {(dir / "clf.pt").string(), (dir / "bilm.pt").string()};
+  export_text_classifier(paths[0], *model, {"a", "b"}, {});
+  export_bilm(paths[1], bilm, {});
+  const auto py = test::run_python(R"PY(
+import sys, torch
+torch.set_num_threads(1)
+tokens = torch.tensor([[7, 8, 9, 0], [10, 3, 11, 12], [5, 0, 0, 0]])
+with torch.no_grad():
+    p = torch.jit.load(sys.argv[1]).predict(tokens)
+    layers = torch.jit.load(sys.argv[2]).forward(tokens[1:2])
+print('predict 0 0', ' '.join('%.9g' % x for x in p.flatten().tolist()))
+print('layers 1 0', ' '.join('%.9g' % x for x in layers.flatten().tolist()))
+print('done')
+)PY", paths);
+  ASSERT_EQ(py.status, 0) << py.out << py.err;
+  test::expect_python_report(py.out,
+                             {{"predict 0 0", torch::softmax(model->forward(tokens), -1)},
+                              {"layers 1 0", layers.narrow(1, 1, 1)}},
+                             {});
+  fs::remove_all(dir);
 }
 
 // The tasks on a topic corpus and a tiny TSV.

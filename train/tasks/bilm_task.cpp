@@ -4,6 +4,7 @@
 
 #include "datasets/batching.h"
 #include "datasets/special_ids.h"
+#include "infer/export_lm.h"
 #include "datasets/labeled_text.h"
 #include "train/evaluation.h"
 #include "train/tasks/run_tokenizer.h"
@@ -105,6 +106,12 @@ Metrics BiLmTask::evaluate(Split split, const EvaluationOptions& options) {
     m.add({std::string(direction) + "_perplexity", s.at(std::string(direction) + "_perplexity"), Better::kLower, 2, ""});
   }
   return m;
+}
+
+std::vector<std::string> BiLmTask::export_torchscript(const std::string& path, const std::string& config_ini) {
+  const auto files = data_.export_files(config_ini);
+  export_bilm(path, *model_, files);
+  return MaskedLmData::names(files);
 }
 
 }  // namespace nlpzoo

@@ -58,6 +58,9 @@ class BiLmTask : public Task {
   /// "loss", "perplexity" (both directions), then validation_metrics' scores.
   Metrics evaluate(Split split, const EvaluationOptions& options) override;
   Split default_evaluation_split() const override { return Split::kValid; }
+  /// The twin of infer/export_lm.h's script_bilm (the L + 1 layers of each piece) with
+  /// "config.ini" and "spm.model".
+  std::vector<std::string> export_torchscript(const std::string& path, const std::string& config_ini) override;
 
   BiLanguageModelImpl& bilm() { return *model_; }
   const Tokenizer& tokenizer() const { return data_.tokenizer(); }
