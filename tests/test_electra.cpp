@@ -299,13 +299,7 @@ TEST_F(ElectraTaskTest, ShortRunLowersTheLoss) {
   };
   const double before = valid_loss();
   torch::optim::AdamW adam(task.model()->parameters(), torch::optim::AdamWOptions(1e-2));
-  const int64_t batches = task.num_batches(Split::kTrain, 0);
-  for (int64_t step = 0; step < 60; ++step) {
-    const auto b = task.make_batch(Split::kTrain, step / batches, step % batches);
-    adam.zero_grad();
-    (task.loss(b).loss_sum / b.num_tokens).backward();
-    adam.step();
-  }
+  test::run_updates(task, adam, 60);
   const double after = valid_loss();
   EXPECT_LT(after, 0.7 * before) << before << " -> " << after;
   const auto m = task.evaluate(Split::kValid, {});

@@ -296,13 +296,7 @@ TEST_F(ElmoTaskTest, ShortRunLowersBothDirectionsLoss) {
   task.setup(config, {path("data"), path("learns"), {Split::kTrain, Split::kValid}});
   const auto before = task.evaluate(Split::kValid, {});
   torch::optim::Adam adam(task.model()->parameters(), torch::optim::AdamOptions(1e-2));
-  const int64_t batches = task.num_batches(Split::kTrain, 0);
-  for (int64_t step = 0; step < 60; ++step) {
-    const auto b = task.make_batch(Split::kTrain, step / batches, step % batches);
-    adam.zero_grad();
-    (task.loss(b).loss_sum / b.num_tokens).backward();
-    adam.step();
-  }
+  test::run_updates(task, adam, 60);
   const auto after = task.evaluate(Split::kValid, {});
   for (const char* name : {"loss", "forward_loss", "backward_loss"})
     EXPECT_LT(after.at(name).value, 0.7 * before.at(name).value) << name;

@@ -224,4 +224,14 @@ Batch copy_task_batch(const std::vector<std::vector<int64_t>>& data, const std::
   return b;
 }
 
+void run_updates(Task& task, torch::optim::Optimizer& optimizer, int64_t steps) {
+  const int64_t batches = task.num_batches(Split::kTrain, 0);
+  for (int64_t step = 0; step < steps; ++step) {
+    const auto b = task.make_batch(Split::kTrain, step / batches, step % batches);
+    optimizer.zero_grad();
+    (task.loss(b).loss_sum / b.num_tokens).backward();
+    optimizer.step();
+  }
+}
+
 }  // namespace nlpzoo::test

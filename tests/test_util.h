@@ -107,6 +107,10 @@ float max_diff(const torch::Tensor& a, const torch::Tensor& b);
 /// row has ended or after max_len steps.
 torch::Tensor eager_greedy(IncrementalDecoder& model, const torch::Tensor& src, int64_t max_len);
 
+/// `steps` updates of `optimizer` on the task's train batches in order (epoch after epoch), each
+/// on the mean loss per unit (loss_sum / num_tokens), as the Trainer computes it.
+void run_updates(Task& task, torch::optim::Optimizer& optimizer, int64_t steps);
+
 /// Checks the report a Python script printed about an exported file: lines
 /// "<kind> <id> <rest>" for kind params|attrs|greedy compared as text with texts["<kind> <id>"],
 /// other lines "<kind> <id> <t> v1 v2 ..." compared within 1e-5 with values["<kind> <id> <t>"],
