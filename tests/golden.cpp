@@ -10,6 +10,8 @@
 #include "infer/embedding_queries.h"
 #include "infer/sampling.h"
 #include "infer/translator.h"
+#include "models/rnn/elmo.h"
+#include "train/tasks/bilm_task.h"
 #include "train/tasks/mask_filler.h"
 #include "train/tasks/sentence_classifier.h"
 #include "train/tasks/text_generator.h"
@@ -151,6 +153,28 @@ json mask_filler_outputs(MaskFiller& filler) {
   return {{"inputs", {{"lines", kClozes}}}, {"outputs", out}};
 }
 
+// ELMo's biLM: each line's pieces, both directions' summed NLL of [CLS] pieces [SEP], and the
+// first values of every layer at the first piece.
+json bilm_outputs(BiLmTask& task) {
+  torch::NoGradGuard no_grad;
+  auto& bilm = task.bilm();
+  json out;
+  for (const auto& line : kReferences) {
+    out["pieces"].push_back(join(task.tokenizer().encode_pieces(line)));
+    const auto ids = task.tokenizer().encode(line);
+    const auto tokens = torch::tensor(ids, torch::kLong).unsqueeze(0);  // [1, T]
+    const auto lengths = torch::tensor({static_cast<int64_t>(ids.size())}, torch::kLong);
+    const auto input = bilm_input(tokens, lengths);
+    const auto loss = bilm.loss(input, lengths + 2);
+    out["forward_nll"].push_back(r6(loss.forward_nll.item<double>()));
+    out["backward_nll"].push_back(r6(loss.backward_nll.item<double>()));
+    json layers = json::array();
+    for (const auto& layer : bilm.layers(input, lengths + 2)) layers.push_back(numbers(layer[0][1].slice(0, 0, 6)));
+    out["first_piece_layers"].push_back(layers);
+  }
+  return {{"inputs", {{"lines", kReferences}}}, {"outputs", out}};
+}
+
 json word_vector_outputs(const WordVectorSource& source) {
   const auto vectors = source.word_vectors();
   const OovVectors oov = [&](const std::string& w) { return source.oov_vector(w); };
@@ -235,6 +259,8 @@ json golden_outputs(LoadedRun& run) {
     result = word_vector_outputs(*w);
   } else if (auto* f = run.task->mask_filler()) {
     result = mask_filler_outputs(*f);
+  } else if (auto* b = dynamic_cast<BiLmTask*>(run.task.get())) {
+    result = bilm_outputs(*b);
   } else {
     throw std::logic_error("golden_outputs: task '" + run.header.task + "' offers no capability to query");
   }

@@ -151,6 +151,13 @@ const std::map<std::string, Recipe>& recipes() {
         Split::kValid,
         {"loss", "perplexity", "masked", "accuracy"},
         "masked"}},
+      {"bilm",
+       {"elmo-bilm-english.ini",
+        "--vocab_size 40 --embed_dim 8 --hidden_size 12 --max_positions 24 --batch_size 4 --valid_every 20 "
+        "--spm_normalization identity --max-steps 6 --valid_interval 3",
+        Split::kValid,
+        {"loss", "perplexity", "tokens", "forward_loss", "forward_perplexity", "backward_loss", "backward_perplexity"},
+        "tokens"}},
       {"electra",
        {"electra-small-english.ini",
         "--vocab_size 40 --d_model 16 --num_heads 2 --num_layers 1 --ffn_dim 32 --max_positions 24 --batch_size 4 "
