@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "datasets/special_ids.h"
+#include "models/classifier/pooling.h"  // length_mask
 
 namespace nlpzoo {
 
@@ -41,14 +42,13 @@ torch::Tensor ElmoImpl::forward(const torch::Tensor& tokens, const torch::Tensor
     for (auto& layer : bilm->layers(bilm_input(tokens, lengths), lengths + 2))
       layers.push_back(layer.narrow(1, 1, tokens.size(1)));  // the pieces' positions: [B, T, 2d]
   }
-  const auto valid = (torch::arange(tokens.size(1), lengths.options()).unsqueeze(0) < lengths.unsqueeze(1));  // [B, T]
+  const auto valid = length_mask(lengths, tokens.size(1));  // [B, T]
   return mix->forward(layers) * valid.unsqueeze(-1).to(layers[0].dtype());
 }
 
 torch::Tensor bilm_input(const torch::Tensor& tokens, const torch::Tensor& lengths) {
   const int64_t B = tokens.size(0), T = tokens.size(1);
-  const auto positions = torch::arange(T, lengths.options()).unsqueeze(0);  // [1, T]
-  const auto pieces = tokens.masked_fill(positions >= lengths.unsqueeze(1), kPadId).masked_fill(tokens == kEosId, kSepId);
+  const auto pieces = tokens.masked_fill(~length_mask(lengths, T), kPadId).masked_fill(tokens == kEosId, kSepId);
   auto out = torch::full({B, T + 2}, kPadId, tokens.options());  // [B, T + 2]
   out.select(1, 0).fill_(kClsId);
   out.narrow(1, 1, T).copy_(pieces);
